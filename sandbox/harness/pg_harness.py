@@ -1,0 +1,778 @@
+"""In-container harness: runs untrusted candidate code on input cases.
+
+This file is the only program of ours that runs inside the sandbox container. It uses the
+standard library only, never sees expected outputs and never decides a verdict: it reports what
+the candidate returned (or what stopped it) and the host compares.
+
+Two processes:
+
+* the **supervisor** (this process, started by the container's init) reads one JSON request from
+  stdin, forks a **worker** per job, watches its CPU time, wall time, output volume and exit, and
+  writes one JSON record per event to stdout (the channel);
+* the **worker** loads the candidate source, calls the entry point on every case in order and
+  sends raw results to the supervisor over a private pipe. The candidate's own stdout and stderr
+  go to a separate pipe that the supervisor caps; they never reach the channel.
+
+The supervisor makes itself non-dumpable so the worker cannot ptrace it or open its file
+descriptors through /proc. Anything the worker sends is a claim about its own answers, which the
+host checks against values that never enter the container.
+
+Request (stdin, one JSON object)::
+
+    {"v": 1,
+     "limits": {"load_cpu_s", "case_cpu_s", "load_wall_s", "case_wall_s", "output_bytes",
+                "value_bytes", "max_depth", "max_nodes"},
+     "jobs": [{"job": "id", "source": "...", "entry_point": "name",
+               "cases": [{"id": "c0", "args": [...]}, ...]}]}
+
+Records (stdout, one JSON object per line)::
+
+    {"t": "start", "job": id}
+    {"t": "load", "job": id, "ok": true, "cpu_s", "wall_s"}
+    {"t": "load", "job": id, "ok": false, "kind": "syntax|import|exception|missing_entry|not_callable",
+     "error": {"type", "message", "traceback"}, ...}
+    {"t": "case", "job": id, "id": case_id, "ok": true, "value": ..., "cpu_s", "wall_s"}
+    {"t": "case", "job": id, "id": case_id, "ok": false, "error": {...}, "cpu_s", "wall_s"}
+    {"t": "stop", "job": id, "phase": "load|case", "case": case_id|null,
+     "reason": "cpu_time|wall_time|memory|output|exit|signal|protocol", "exit_code", "signal", "detail"}
+    {"t": "job_end", "job": id, "output_bytes", "output_head", "output_tail", "max_rss_kb",
+     "cpu_s", "wall_s"}
+    {"t": "end"}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sys
+import time
+
+PROTOCOL_VERSION = 1
+SCRATCH = os.environ.get("PG_SCRATCH", "/scratch")
+MAX_REQUEST_BYTES = 256 * 1024 * 1024
+MAX_WORKER_LINE = 8 * 1024 * 1024
+OUTPUT_KEEP = 4096  # bytes of candidate output kept at each end
+TEXT_CAP = 2000  # characters kept of an exception message
+TRACEBACK_CAP = 6000
+EXIT_GRACE_S = 1.0  # time a worker gets to exit after its last answer
+IN_SANDBOX = os.environ.get("PG_SANDBOX") == "1"  # set by the image; never kill(-1) outside it
+
+DEFAULT_LIMITS = {
+    "load_cpu_s": 10.0,
+    "case_cpu_s": 2.0,
+    "load_wall_s": 30.0,
+    "case_wall_s": 6.0,
+    "output_bytes": 1 << 20,
+    "value_bytes": 1 << 20,
+    "max_depth": 32,
+    "max_nodes": 200_000,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# cgroup probes (CPU time of the whole container, OOM-kill counter)
+# --------------------------------------------------------------------------------------------
+
+def _first_existing(paths):
+    for p in paths:
+        if os.path.exists(p):
+            return p
+    return None
+
+
+class Cgroup:
+    """Reads container-wide CPU usage and the OOM-kill counter (cgroup v1 or v2)."""
+
+    def __init__(self):
+        self.cpu_v1 = _first_existing([
+            "/sys/fs/cgroup/cpuacct/cpuacct.usage",
+            "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage",
+            "/sys/fs/cgroup/cpuacct,cpu/cpuacct.usage",
+        ])
+        self.cpu_v2 = None if self.cpu_v1 else _first_existing(["/sys/fs/cgroup/cpu.stat"])
+        self.oom_v1 = _first_existing(["/sys/fs/cgroup/memory/memory.oom_control"])
+        self.oom_v2 = None if self.oom_v1 else _first_existing(["/sys/fs/cgroup/memory.events"])
+
+    def cpu_seconds(self, pid):
+        """Container CPU seconds if the cgroup is visible, else the worker's own."""
+        try:
+            if self.cpu_v1:
+                with open(self.cpu_v1, "rb") as f:
+                    return int(f.read()) / 1e9
+            if self.cpu_v2:
+                with open(self.cpu_v2, "rb") as f:
+                    for line in f:
+                        if line.startswith(b"usage_usec"):
+                            return int(line.split()[1]) / 1e6
+        except (OSError, ValueError):
+            pass
+        return _proc_cpu_seconds(pid)
+
+    def oom_kills(self):
+        path = self.oom_v1 or self.oom_v2
+        if not path:
+            return 0
+        try:
+            with open(path, "rb") as f:
+                for line in f:
+                    if line.startswith(b"oom_kill "):
+                        return int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return 0
+
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_cpu_seconds(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+        fields = data[data.rindex(b")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _set_dumpable(flag):
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 1 if flag else 0, 0, 0, 0)  # PR_SET_DUMPABLE
+    except Exception:
+        pass
+
+
+# --------------------------------------------------------------------------------------------
+# worker side
+# --------------------------------------------------------------------------------------------
+
+class ProtocolError(Exception):
+    """The worker broke the pipe protocol (only a tampering candidate does this)."""
+
+
+class ResultError(Exception):
+    """The returned value cannot be sent as plain JSON."""
+
+
+def _to_plain(value, limits):
+    """Convert a returned value to exact builtin JSON types, or raise ResultError.
+
+    Only exact ``int``, ``float``, ``str``, ``bool``, ``None``, ``list``, ``tuple`` and ``dict``
+    (with ``str`` keys) are accepted, plus numpy scalars and arrays when numpy is already loaded.
+    Subclasses are refused: a subclass can override comparison, which is how graders are gamed.
+    """
+    np = sys.modules.get("numpy")
+    max_depth = limits["max_depth"]
+    budget = [limits["max_nodes"]]
+
+    def conv(v, depth):
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ResultError("result has too many elements")
+        if depth > max_depth:
+            raise ResultError("result is nested too deeply")
+        t = type(v)
+        if v is None or t is bool or t is str:
+            return v
+        if t is int:
+            return v
+        if t is float:
+            if v != v or v in (float("inf"), float("-inf")):
+                raise ResultError("result contains a non-finite float")
+            return v
+        if t is list or t is tuple:
+            return [conv(x, depth + 1) for x in v]
+        if t is dict:
+            out = {}
+            for k, x in dict.items(v):
+                if type(k) is not str:
+                    raise ResultError(f"dict key of type {type(k).__name__}, expected str")
+                out[k] = conv(x, depth + 1)
+            return out
+        if np is not None and t.__module__ == "numpy":
+            if t is np.ndarray:
+                return conv(v.tolist(), depth)
+            if isinstance(v, np.bool_):
+                return bool(v)
+            if isinstance(v, np.integer):
+                return int(v)
+            if isinstance(v, np.floating):
+                return conv(float(v), depth)
+        raise ResultError(f"unsupported result type {t.__module__}.{t.__qualname__}")
+
+    return conv(value, 0)
+
+
+def _safe_text(fn, cap):
+    try:
+        text = fn()
+        if type(text) is not str:
+            text = str.__str__(text) if isinstance(text, str) else "<unprintable>"
+    except BaseException:  # noqa: BLE001 - candidate code may raise anything here
+        text = "<unprintable>"
+    if len(text) > cap:
+        text = text[: cap // 2] + "\n...[truncated]...\n" + text[-cap // 2:]
+    return text
+
+
+def _candidate_tb(tb):
+    """Skip the harness's own frames so a traceback starts in the candidate's code."""
+    first = tb
+    while tb is not None and tb.tb_frame.f_code.co_filename != "<candidate>":
+        tb = tb.tb_next
+    return tb if tb is not None else first
+
+
+def _error_record(exc):
+    import traceback
+
+    etype = type(exc)
+    try:
+        name = etype.__qualname__
+        if type(name) is not str:
+            name = "Exception"
+    except BaseException:  # noqa: BLE001
+        name = "Exception"
+    return {
+        "type": name,
+        "message": _safe_text(lambda: str(exc), TEXT_CAP),
+        "traceback": _safe_text(
+            lambda: "".join(traceback.format_exception(etype, exc, _candidate_tb(exc.__traceback__))),
+            TRACEBACK_CAP,
+        ),
+    }
+
+
+def _worker(job, limits, res_w, out_w):
+    """Runs in the forked worker process. Never returns."""
+    try:
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGCHLD, signal.SIGPIPE, signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        _set_dumpable(True)
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")
+        except OSError:
+            pass
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(out_w, 2)
+        for fd in (devnull, out_w):
+            if fd > 2:
+                os.close(fd)
+        import io
+
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                      errors="backslashreplace", line_buffering=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                      errors="backslashreplace", line_buffering=True)
+        if os.path.isdir(SCRATCH):
+            os.chdir(SCRATCH)
+    except BaseException:
+        os._exit(70)
+
+    dumps = json.dumps
+    write = os.write
+
+    def send(rec):
+        data = (dumps(rec, allow_nan=False, separators=(",", ":")) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            n = write(res_w, view)
+            view = view[n:]
+
+    def flush_std():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+
+    # -- load -------------------------------------------------------------------------------
+    source = job["source"]
+    entry = job["entry_point"]
+    try:
+        code = compile(source, "<candidate>", "exec", dont_inherit=True)
+    except BaseException as exc:  # SyntaxError, ValueError (null bytes), RecursionError, MemoryError
+        kind = "syntax" if isinstance(exc, (SyntaxError, ValueError)) else "exception"
+        flush_std()
+        send({"t": "load", "ok": False, "kind": kind, "error": _error_record(exc)})
+        os._exit(0)
+
+    import linecache
+    import types
+
+    # let tracebacks quote the candidate's lines
+    linecache.cache["<candidate>"] = (len(source), None, source.splitlines(True), "<candidate>")
+    module = types.ModuleType("candidate")
+    module.__file__ = "<candidate>"
+    sys.modules["candidate"] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException as exc:
+        kind = "import" if isinstance(exc, ImportError) else "exception"
+        flush_std()
+        try:
+            send({"t": "load", "ok": False, "kind": kind, "error": _error_record(exc)})
+        finally:
+            os._exit(0)
+    fn = module.__dict__.get(entry)
+    if fn is None:
+        flush_std()
+        names = sorted(k for k, v in module.__dict__.items() if callable(v) and not k.startswith("_"))
+        send({"t": "load", "ok": False, "kind": "missing_entry",
+              "error": {"type": "MissingEntryPoint",
+                        "message": f"no function named {entry!r}; defined: {', '.join(names[:20]) or 'none'}",
+                        "traceback": ""}})
+        os._exit(0)
+    if not callable(fn):
+        flush_std()
+        send({"t": "load", "ok": False, "kind": "not_callable",
+              "error": {"type": "NotCallable",
+                        "message": f"{entry!r} is a {type(fn).__name__}, not a function",
+                        "traceback": ""}})
+        os._exit(0)
+    flush_std()
+    send({"t": "load", "ok": True})
+
+    # -- cases ------------------------------------------------------------------------------
+    loads = json.loads
+    for case in job["cases"]:
+        cid = case["id"]
+        args = loads(case["args_json"])
+        try:
+            value = fn(*args)
+            plain = _to_plain(value, limits)
+            rec = {"t": "case", "id": cid, "ok": True, "value": plain}
+            encoded = dumps(rec, allow_nan=False, separators=(",", ":"))
+            if len(encoded) > limits["value_bytes"]:
+                raise ResultError(f"result is larger than {limits['value_bytes']} bytes")
+        except ResultError as exc:
+            rec = {"t": "case", "id": cid, "ok": False,
+                   "error": {"type": "UnsupportedResult", "message": str(exc), "traceback": ""}}
+        except BaseException as exc:
+            rec = {"t": "case", "id": cid, "ok": False, "error": _error_record(exc)}
+        flush_std()
+        send(rec)
+    flush_std()
+    os._exit(0)
+
+
+# --------------------------------------------------------------------------------------------
+# supervisor side
+# --------------------------------------------------------------------------------------------
+
+class Channel:
+    def __init__(self, fd):
+        self.fd = fd
+
+    def emit(self, rec):
+        data = (json.dumps(rec, separators=(",", ":")) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(self.fd, view)
+            except InterruptedError:
+                continue
+            view = view[n:]
+
+
+class OutputTap:
+    """Keeps the head and the tail of the candidate's stdout/stderr and counts the bytes."""
+
+    def __init__(self):
+        self.total = 0
+        self.head = bytearray()
+        self.tail = bytearray()
+
+    def feed(self, data):
+        self.total += len(data)
+        room = OUTPUT_KEEP - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > OUTPUT_KEEP:
+                del self.tail[: len(self.tail) - OUTPUT_KEEP]
+
+    def text(self):
+        head = self.head.decode("utf-8", "backslashreplace")
+        tail = self.tail.decode("utf-8", "backslashreplace")
+        return head, tail
+
+
+def _kill_everything_else():
+    """SIGKILL every process this user may signal, except ourselves and init (sandbox only)."""
+    if not IN_SANDBOX:
+        return
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _wipe_dir(path):
+    """Remove everything below path (best effort, fixes permissions a candidate may have changed)."""
+    if not os.path.isdir(path):
+        return
+    for root, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            try:
+                os.unlink(os.path.join(root, name))
+            except OSError:
+                pass
+        for name in dirs:
+            full = os.path.join(root, name)
+            try:
+                os.chmod(full, 0o700)
+            except OSError:
+                pass
+            try:
+                if os.path.islink(full):
+                    os.unlink(full)
+                else:
+                    os.rmdir(full)
+            except OSError:
+                pass
+    # a second pass for directories that were unreadable during the walk
+    for name in os.listdir(path):
+        full = os.path.join(path, name)
+        try:
+            os.chmod(full, 0o700)
+        except OSError:
+            pass
+        if os.path.isdir(full) and not os.path.islink(full):
+            _wipe_dir(full)
+            try:
+                os.rmdir(full)
+            except OSError:
+                pass
+        else:
+            try:
+                os.unlink(full)
+            except OSError:
+                pass
+
+
+def _clean_between_jobs():
+    _kill_everything_else()
+    _reap_all()
+    _wipe_dir(SCRATCH)
+    if IN_SANDBOX:
+        _wipe_dir("/dev/shm")
+
+
+class JobRunner:
+    def __init__(self, channel, cgroup, limits, wake_r):
+        self.channel = channel
+        self.cgroup = cgroup
+        self.limits = limits
+        self.wake_r = wake_r
+
+    def _accept(self, line, phase, cases, index, jid, cpu_s, wall_s):
+        """Forward one worker record to the channel and return its ``ok`` flag.
+
+        Raises ProtocolError for a record that is unreadable or out of place.
+        """
+        try:
+            rec = json.loads(line)
+        except ValueError as exc:
+            raise ProtocolError(f"unreadable worker record: {exc}"[:300]) from None
+        if type(rec) is not dict:
+            raise ProtocolError("worker record is not an object")
+        timing = {"cpu_s": round(cpu_s, 6), "wall_s": round(wall_s, 6)}
+        ok = rec.get("ok") is True
+        if phase == "load" and rec.get("t") == "load":
+            out = {"t": "load", "job": jid, "ok": ok}
+            if not ok:
+                out["kind"] = rec.get("kind")
+                out["error"] = rec.get("error")
+        elif phase == "case" and rec.get("t") == "case" and rec.get("id") == cases[index]["id"]:
+            out = {"t": "case", "job": jid, "id": rec["id"], "ok": ok}
+            if ok:
+                out["value"] = rec.get("value")
+            else:
+                out["error"] = rec.get("error")
+        else:
+            raise ProtocolError("worker sent an unexpected record")
+        out.update(timing)
+        self.channel.emit(out)
+        return ok
+
+    def run(self, job):
+        jid = job["job"]
+        emit = self.channel.emit
+        emit({"t": "start", "job": jid})
+        cases = job["cases"]
+        for case in cases:
+            case["args_json"] = json.dumps(case.get("args", []))
+        res_r, res_w = os.pipe()
+        out_r, out_w = os.pipe()
+        oom_before = self.cgroup.oom_kills()
+        job_t0 = time.monotonic()
+        cpu_job0 = self.cgroup.cpu_seconds(0)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - worker
+            try:
+                os.close(res_r)
+                os.close(out_r)
+                os.close(self.wake_r)
+                os.close(self.channel.fd)
+                _worker(job, self.limits, res_w, out_w)
+            finally:
+                os._exit(70)
+        os.close(res_w)
+        os.close(out_w)
+        for fd in (res_r, out_r):
+            os.set_blocking(fd, False)
+
+        lim = self.limits
+        tap = OutputTap()
+        buf = bytearray()
+        phase = "load"
+        index = 0  # next case index
+        t0 = time.monotonic()
+        cpu0 = self.cgroup.cpu_seconds(pid)
+        cpu_budget = lim["load_cpu_s"]
+        wall_budget = lim["load_wall_s"]
+        stop = None  # (reason, detail)
+        exited = None  # wait status
+        rusage = None
+        res_open = out_open = True
+        killed_by_us = False
+
+        def kill_worker():
+            for target in (-pid, pid):
+                try:
+                    os.kill(target, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+        def now_cpu():
+            return self.cgroup.cpu_seconds(pid)
+
+        while True:
+            now = time.monotonic()
+            cpu_used = now_cpu() - cpu0
+            if exited is None and stop is None:
+                if phase == "done":
+                    # every answer is in; a worker that does not exit promptly is simply removed
+                    if now - t0 >= EXIT_GRACE_S:
+                        kill_worker()
+                elif cpu_used >= cpu_budget:
+                    stop = ("cpu_time", f"used {cpu_used:.2f}s of CPU, limit {cpu_budget:g}s")
+                elif now - t0 >= wall_budget:
+                    stop = ("wall_time", f"ran {now - t0:.2f}s of wall time, limit {wall_budget:g}s")
+                if stop is not None:
+                    killed_by_us = True
+                    kill_worker()
+            if exited is not None:
+                timeout = 0.0  # drain what is left without blocking
+            elif stop is not None:
+                timeout = 0.05
+            elif phase == "done":
+                timeout = max(0.002, EXIT_GRACE_S - (now - t0))
+            else:
+                timeout = max(0.002, min(cpu_budget - cpu_used, wall_budget - (now - t0)))
+            fds = [self.wake_r]
+            if res_open:
+                fds.append(res_r)
+            if out_open:
+                fds.append(out_r)
+            try:
+                ready, _, _ = select.select(fds, [], [], timeout)
+            except InterruptedError:
+                ready = []
+            if self.wake_r in ready:
+                try:
+                    os.read(self.wake_r, 4096)
+                except (BlockingIOError, InterruptedError):
+                    pass
+            if out_open and (out_r in ready or exited is not None):
+                while True:
+                    try:
+                        data = os.read(out_r, 65536)
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    if not data:
+                        out_open = False
+                        break
+                    tap.feed(data)
+                    if tap.total > lim["output_bytes"]:
+                        if stop is None and phase != "done":
+                            stop = ("output", f"candidate wrote more than {lim['output_bytes']} bytes")
+                            killed_by_us = True
+                        kill_worker()
+                        break
+            if res_open and (res_r in ready or exited is not None):
+                while len(buf) <= MAX_WORKER_LINE:
+                    try:
+                        data = os.read(res_r, 1 << 20)
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    if not data:
+                        res_open = False
+                        break
+                    buf += data
+                while stop is None:
+                    nl = buf.find(b"\n")
+                    if nl < 0:
+                        if len(buf) > MAX_WORKER_LINE:
+                            stop = ("protocol", "worker sent an over-long record")
+                            killed_by_us = True
+                            kill_worker()
+                        break
+                    line = bytes(buf[:nl])
+                    del buf[: nl + 1]
+                    now = time.monotonic()
+                    cpu_now = now_cpu()
+                    try:
+                        ok = self._accept(line, phase, cases, index, jid, cpu_now - cpu0, now - t0)
+                    except ProtocolError as exc:
+                        stop = ("protocol", str(exc))
+                        killed_by_us = True
+                        kill_worker()
+                        break
+                    if phase == "load":
+                        phase = "case" if cases and ok else "done"
+                    else:
+                        index += 1
+                        if index >= len(cases):
+                            phase = "done"
+                    t0, cpu0 = now, cpu_now  # the next phase starts now
+                    cpu_budget = lim["case_cpu_s"]
+                    wall_budget = lim["case_wall_s"]
+            if exited is None:
+                try:
+                    wpid, status, ru = os.wait4(pid, os.WNOHANG)
+                except ChildProcessError:
+                    wpid, status, ru = pid, 0, None
+                if wpid == pid:
+                    exited, rusage = status, ru
+                    continue  # read what is left in the pipes on the next turn, without blocking
+            elif not res_open or res_r not in ready:
+                # the worker is gone and the result pipe has nothing more right now; a grandchild
+                # may hold it open, so never wait for EOF
+                break
+
+        # the worker is gone; kill anything it left behind in its session
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for fd in (res_r, out_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+        if phase != "done" and stop is None:
+            if os.WIFSIGNALED(exited):
+                signo = os.WTERMSIG(exited)
+                if self.cgroup.oom_kills() > oom_before:
+                    stop = ("memory", "killed by the out-of-memory killer")
+                elif signo == signal.SIGKILL and now_cpu() - cpu0 >= cpu_budget * 0.95:
+                    stop = ("cpu_time", "killed at the CPU limit")
+                elif signo == signal.SIGXCPU:
+                    stop = ("cpu_time", "killed at the CPU limit (SIGXCPU)")
+                else:
+                    stop = ("signal", f"killed by signal {signo} ({_signame(signo)})")
+            else:
+                code = os.WEXITSTATUS(exited) if exited is not None else None
+                stop = ("exit", f"process exited with code {code} before finishing")
+        elif stop is not None and stop[0] in ("cpu_time", "wall_time") and self.cgroup.oom_kills() > oom_before:
+            stop = ("memory", "killed by the out-of-memory killer")
+
+        if stop is not None:
+            emit({
+                "t": "stop", "job": jid, "phase": phase,
+                "case": cases[index]["id"] if phase == "case" and index < len(cases) else None,
+                "reason": stop[0], "detail": stop[1],
+                "exit_code": os.WEXITSTATUS(exited) if exited is not None and os.WIFEXITED(exited) else None,
+                "signal": os.WTERMSIG(exited) if exited is not None and os.WIFSIGNALED(exited) else None,
+                "killed_by_harness": killed_by_us,
+            })
+        head, tail = tap.text()
+        emit({
+            "t": "job_end", "job": jid,
+            "output_bytes": tap.total, "output_head": head, "output_tail": tail,
+            "max_rss_kb": int(rusage.ru_maxrss) if rusage is not None else None,
+            "cpu_s": round(self.cgroup.cpu_seconds(pid) - cpu_job0, 6),
+            "wall_s": round(time.monotonic() - job_t0, 6),
+        })
+
+
+def _signame(signo):
+    try:
+        return signal.Signals(signo).name
+    except ValueError:
+        return "?"
+
+
+def main():
+    _set_dumpable(False)
+    chan_fd = os.dup(1)
+    # nothing the supervisor prints by accident may land in the channel
+    os.dup2(2, 1)
+    channel = Channel(chan_fd)
+    chunks = []
+    size = 0
+    while True:
+        data = os.read(0, 1 << 20)
+        if not data:
+            break
+        size += len(data)
+        if size > MAX_REQUEST_BYTES:
+            channel.emit({"t": "fatal", "detail": "request too large"})
+            return 2
+        chunks.append(data)
+    try:
+        request = json.loads(b"".join(chunks))
+        if request.get("v") != PROTOCOL_VERSION:
+            raise ValueError(f"unsupported protocol version {request.get('v')!r}")
+        limits = dict(DEFAULT_LIMITS)
+        limits.update(request.get("limits") or {})
+        jobs = request["jobs"]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        channel.emit({"t": "fatal", "detail": f"bad request: {exc}"})
+        return 2
+
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+    runner = JobRunner(channel, Cgroup(), limits, wake_r)
+    for n, job in enumerate(jobs):
+        if n:
+            _clean_between_jobs()
+        runner.run(job)
+    channel.emit({"t": "end"})
+    _kill_everything_else()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""Run untrusted candidates in disposable, hardened Docker containers.
+
+One request (one or more jobs) runs in one fresh container that is always destroyed. The host
+writes the request on the container's stdin, reads the channel on its stdout with a byte cap and
+a wall-clock backstop, and removes the container. Every Docker call has a timeout. The only
+exceptions raised are :mod:`sandbox.errors` infrastructure errors; everything the candidate does
+comes back as :class:`ExecResult` data.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import docker
+import docker.errors
+from docker.types import LogConfig, Ulimit
+
+from .channel import ChannelAssembler
+from .engine import (
+    API_ERRORS,
+    API_TIMEOUT_S,
+    LABEL_MANAGED,
+    LABEL_OWNER,
+    LABEL_RUN,
+    connect,
+    owner_tag,
+    short_error,
+    sweep,
+)
+from .errors import ImageMissing, InfrastructureError
+from .models import ContainerInfo, ExecResult, Job, Limits, StopInfo
+
+STDERR_KEEP = 8192
+STDERR_CAP = 1 << 20
+DRAIN_BYTES = 64 << 20
+DRAIN_SECONDS = 10.0
+
+
+@dataclass
+class _Stream:
+    """Demultiplexed reading of an attach socket (stdout = channel, stderr = supervisor)."""
+
+    sock: socket.socket
+    buf: bytearray
+    channel: bytearray
+    channel_bytes: int = 0
+    stderr_bytes: int = 0
+    stderr_tail: bytearray = None  # type: ignore[assignment]
+    eof: bool = False
+
+    def __post_init__(self) -> None:
+        self.stderr_tail = bytearray()
+
+    def pump(self, deadline: float) -> bool:
+        """Read once (blocking until data or the deadline). False at EOF or deadline."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        self.sock.settimeout(min(remaining, 5.0))
+        try:
+            data = self.sock.recv(1 << 16)
+        except socket.timeout:
+            return True
+        if not data:
+            self.eof = True
+            return False
+        self.buf += data
+        while len(self.buf) >= 8:
+            kind = self.buf[0]
+            (size,) = struct.unpack(">I", self.buf[4:8])
+            if len(self.buf) < 8 + size:
+                break
+            payload = bytes(self.buf[8 : 8 + size])
+            del self.buf[: 8 + size]
+            if kind == 1:
+                self.channel += payload
+                self.channel_bytes += size
+            elif kind == 2:
+                self.stderr_bytes += size
+                self.stderr_tail += payload
+                if len(self.stderr_tail) > STDERR_KEEP:
+                    del self.stderr_tail[: len(self.stderr_tail) - STDERR_KEEP]
+        return True
+
+    def lines(self) -> Iterable[bytes]:
+        while True:
+            nl = self.channel.find(b"\n")
+            if nl < 0:
+                return
+            line = bytes(self.channel[:nl])
+            del self.channel[: nl + 1]
+            yield line
+
+
+def _drain_and_close(sock: socket.socket) -> None:
+    """Keep reading (bounded) so the engine is never blocked on an unread stream, then close."""
+
+    def run() -> None:
+        end = time.monotonic() + DRAIN_SECONDS
+        total = 0
+        try:
+            while time.monotonic() < end and total < DRAIN_BYTES:
+                sock.settimeout(max(0.05, end - time.monotonic()))
+                try:
+                    data = sock.recv(1 << 16)
+                except socket.timeout:
+                    break
+                if not data:
+                    break
+                total += len(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    threading.Thread(target=run, name="sandbox-drain", daemon=True).start()
+
+
+class Sandbox:
+    """Runs jobs in fresh hardened containers of one image.
+
+    ``run_id`` labels every container so that a run's leftovers can be swept; containers also
+    carry the owner process, so containers orphaned by a killed grader are found at next start.
+    """
+
+    def __init__(
+        self,
+        image: str,
+        *,
+        run_id: str | None = None,
+        client: docker.APIClient | None = None,
+        api_timeout: float = API_TIMEOUT_S,
+    ) -> None:
+        self.image = image
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.client = client or connect(api_timeout)
+        self.owner = owner_tag()
+        self.labels = {LABEL_MANAGED: "1", LABEL_RUN: self.run_id, LABEL_OWNER: self.owner}
+        self._image_checked = False
+
+    # -- public API ------------------------------------------------------------------------
+    def run(self, job: Job, limits: Limits | None = None) -> ExecResult:
+        """Run one candidate on its cases in a fresh container."""
+        return self.run_many([job], limits)[0]
+
+    def run_many(self, jobs: list[Job], limits: Limits | None = None) -> list[ExecResult]:
+        """Run several candidates one after another in one fresh container (batch mode).
+
+        Each job gets a fresh worker process; between jobs every leftover process is killed and
+        the scratch space wiped. Results come back in job order.
+        """
+        if not jobs:
+            return []
+        ids = [j.id for j in jobs]
+        if len(set(ids)) != len(ids):
+            raise ValueError("job ids must be unique within a request")
+        limits = limits or Limits()
+        payload = json.dumps(
+            {
+                "v": 1,
+                "limits": limits.harness_limits(),
+                "jobs": [
+                    {"job": j.id, "source": j.source, "entry_point": j.entry_point,
+                     "cases": [{"id": c.id, "args": c.args} for c in j.cases]}
+                    for j in jobs
+                ],
+            },
+            separators=(",", ":"),
+        ).encode()
+        n_cases = max(len(j.cases) for j in jobs)
+        backstop = limits.backstop_s(n_cases, len(jobs))
+        # every record is bounded: a value, an error (message + traceback) or a summary
+        channel_cap = (64 << 10) + sum(len(j.cases) * (limits.value_bytes + (32 << 10)) + (128 << 10) for j in jobs)
+        return self._execute(jobs, limits, payload, backstop, channel_cap)
+
+    def sweep(self) -> int:
+        """Remove every container of this run. Returns how many were removed."""
+        return sweep(self.client, {LABEL_RUN: self.run_id})
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+
+    # -- internals -------------------------------------------------------------------------
+    def _host_config(self, limits: Limits) -> dict:
+        mem = f"{limits.memory_mb}m"
+        return self.client.create_host_config(
+            network_mode="none",
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            pids_limit=limits.pids,
+            mem_limit=mem,
+            memswap_limit=mem,
+            nano_cpus=int(limits.cpus * 1e9),
+            read_only=True,
+            tmpfs={"/scratch": f"rw,nosuid,nodev,noexec,size={limits.scratch_mb}m,mode=1777"},
+            shm_size=f"{max(1, min(limits.scratch_mb, 64))}m",
+            ulimits=[
+                Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
+                Ulimit(name="fsize", soft=limits.fsize_mb << 20, hard=limits.fsize_mb << 20),
+                Ulimit(name="core", soft=0, hard=0),
+            ],
+            init=True,
+            ipc_mode="private",
+            log_config=LogConfig(type="none"),
+            auto_remove=False,
+            privileged=False,
+        )
+
+    def _create(self, limits: Limits) -> str:
+        try:
+            created = self.client.create_container(
+                self.image,
+                user="65534:65534",
+                stdin_open=True,  # with detach=False this also sets StdinOnce
+                detach=False,
+                tty=False,
+                network_disabled=True,
+                hostname="sandbox",
+                working_dir="/scratch",
+                labels=self.labels,
+                host_config=self._host_config(limits),
+            )
+        except docker.errors.ImageNotFound:
+            raise ImageMissing(f"sandbox image {self.image} is not present") from None
+        except API_ERRORS as exc:
+            raise InfrastructureError(f"creating a container failed: {short_error(exc)}") from exc
+        return created["Id"]
+
+    def _remove(self, cid: str) -> None:
+        for attempt in range(3):
+            try:
+                self.client.remove_container(cid, force=True)
+                return
+            except docker.errors.NotFound:
+                return
+            except API_ERRORS:
+                if attempt == 2:
+                    return  # left for the sweep: it carries our labels
+                time.sleep(0.2 * (attempt + 1))
+
+    def _execute(
+        self, jobs: list[Job], limits: Limits, payload: bytes, backstop: float, channel_cap: int
+    ) -> list[ExecResult]:
+        t0 = time.monotonic()
+        cid = self._create(limits)
+        sock = None
+        try:
+            try:
+                raw = self.client.attach_socket(
+                    cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+                )
+                sock = getattr(raw, "_sock", raw)
+                self.client.start(cid)
+            except API_ERRORS as exc:
+                raise InfrastructureError(f"starting the container failed: {short_error(exc)}") from exc
+            deadline = t0 + backstop
+            try:
+                sock.settimeout(max(1.0, deadline - time.monotonic()))
+                sock.sendall(payload)
+                sock.shutdown(socket.SHUT_WR)
+            except OSError as exc:
+                raise InfrastructureError(f"writing the request failed: {short_error(exc)}") from exc
+            stream = _Stream(sock=sock, buf=bytearray(), channel=bytearray())
+            assembler = ChannelAssembler(jobs)
+            host_stop: StopInfo | None = None
+            try:
+                while not assembler.ended:
+                    alive = stream.pump(deadline)
+                    for line in stream.lines():
+                        assembler.feed_line(line)
+                    if assembler.protocol_error is not None:
+                        break
+                    if stream.channel_bytes > channel_cap or len(stream.channel) > channel_cap:
+                        host_stop = StopInfo(reason="output", phase="container", by_host=True,
+                                             detail=f"channel exceeded {channel_cap} bytes")
+                        break
+                    if stream.stderr_bytes > STDERR_CAP:
+                        host_stop = StopInfo(reason="output", phase="container", by_host=True,
+                                             detail=f"container stderr exceeded {STDERR_CAP} bytes")
+                        break
+                    if not alive:
+                        if not stream.eof:
+                            host_stop = StopInfo(
+                                reason="wall_time", phase="container", by_host=True,
+                                detail=f"container ran past the {backstop:.1f}s backstop",
+                            )
+                        break
+            except OSError as exc:
+                raise InfrastructureError(f"the container stream broke: {short_error(exc)}") from exc
+
+            exit_code: int | None = None
+            oom = False
+            if not assembler.ended and host_stop is None and assembler.protocol_error is None:
+                # the stream ended early: learn from the engine how the container died
+                exit_code, oom = self._post_mortem(cid)
+                if oom:
+                    host_stop = StopInfo(reason="memory", phase="container", by_host=True,
+                                         detail="the container was killed by the out-of-memory killer",
+                                         exit_code=exit_code)
+                else:
+                    host_stop = StopInfo(
+                        reason="harness", phase="container", by_host=True, exit_code=exit_code,
+                        detail=f"the container exited (code {exit_code}) before the harness finished",
+                    )
+            results = assembler.results(host_stop)
+            info = ContainerInfo(
+                exit_code=exit_code,
+                oom_killed=oom,
+                host_wall_s=round(time.monotonic() - t0, 6),
+                channel_bytes=stream.channel_bytes,
+                stderr_bytes=stream.stderr_bytes,
+                stderr_tail=bytes(stream.stderr_tail).decode("utf-8", "backslashreplace"),
+            )
+            return [r.model_copy(update={"container": info}) for r in results]
+        finally:
+            if sock is not None:
+                _drain_and_close(sock)
+            self._remove(cid)
+
+    def _post_mortem(self, cid: str) -> tuple[int | None, bool]:
+        """Exit code and OOM flag of a container whose stream ended early."""
+        try:
+            state = self.client.wait(cid, timeout=10)
+            code = state.get("StatusCode")
+            info = self.client.inspect_container(cid)
+        except API_ERRORS as exc:
+            raise InfrastructureError(f"the engine lost the container: {short_error(exc)}") from exc
+        st = info.get("State") or {}
+        if st.get("Error"):
+            raise InfrastructureError(f"the engine reported an error: {st['Error'][:300]}")
+        return code, bool(st.get("OOMKilled"))
+
+
+__all__ = ["Sandbox"]

@@ -1,0 +1,248 @@
+"""``python -m grader problems ...``: list, show, validate, new, schema."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from .cli import dump_json, pack_roots
+from .console import console, ok_mark, table
+from .errors import ConfigError
+from .problems import Catalog, write_schemas
+
+NEW_TEMPLATE_TOML = '''#:schema ../../problem.schema.json
+id = "{pid}"
+title = "TODO: one-line title"
+family = "F1"
+difficulty = "easy"
+version = 1
+summary = "TODO: what this problem measures, in one sentence."
+tags = []
+reference = "TODO_module.TODO_function"
+
+[signature]
+entry_point = "solve"
+
+[[signature.params]]
+name = "layer"
+type = "dict"
+description = "TODO: one line; spec.md explains every field"
+
+[[outputs]]
+name = "result"
+type = "int"
+unit = "TODO"
+
+[generator]
+name = "TODO_module.TODO_generator"
+options = {{}}
+hidden_seed = {hidden_seed}
+hidden_count = 60
+visible_seed = {visible_seed}
+visible_count = 2
+
+[[variants]]
+file = "variants/TODO_mistake.py"
+mistake = "TODO: the plausible mistake this variant makes"
+'''
+
+NEW_TEMPLATE_SPEC = """TODO: what to compute, in plain words.
+
+## Inputs
+
+TODO: every parameter and every field inside it, with its unit.
+
+## What to return
+
+TODO: every output key, its unit, and each convention that applies (loop order direction, first
+fill / first read, delta or refetch, rounding, units, multicast, bypass, ties).
+
+## Worked example
+
+TODO: a small example whose numbers a reader can check by hand.
+"""
+
+NEW_TEMPLATE_SOLUTION = '''def solve(layer: dict) -> dict:
+    raise NotImplementedError("TODO: a correct, self-contained solution")
+'''
+
+NEW_TEMPLATE_VARIANT = '''def solve(layer: dict) -> dict:
+    raise NotImplementedError("TODO: the solution with one plausible mistake")
+'''
+
+
+def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None:
+    p = sub.add_parser("problems", help="list, show, validate and scaffold problem packs",
+                       description="Work with problem packs.", formatter_class=formatter)
+    ps = p.add_subparsers(dest="problems_command", metavar="SUBCOMMAND")
+    ps.required = True
+
+    q = ps.add_parser("list", help="packs and problems with family and difficulty", formatter_class=formatter,
+                      description="List every problem of the loaded packs.",
+                      epilog="examples:\n  python -m grader problems list\n  python -m grader problems list --json")
+    q.add_argument("pack", nargs="?", help="only this pack")
+    q.add_argument("--json", action="store_true", help="one JSON array of {id, pack, family, difficulty, title}")
+    add_pack(q)
+    q.set_defaults(handler=cmd_list)
+
+    q = ps.add_parser("show", help="print the exact prompt a model sees", formatter_class=formatter,
+                      description="Print the prompt of a problem exactly as a model receives it.",
+                      epilog="example:\n  python -m grader problems show f1-conv-layer-accounting")
+    q.add_argument("id", help="problem id (pack/id, or a unique bare id)")
+    add_pack(q)
+    q.set_defaults(handler=cmd_show)
+
+    q = ps.add_parser("validate", help="prove a pack is sound (gold passes, variants fail, ...)",
+                      formatter_class=formatter,
+                      description="Check every problem: schema, registry, signature, determinism, spec "
+                      "coverage, the gold check (the reference and solution.py pass every hidden vector "
+                      "through the real sandbox) and the mutant check (every variant fails). Exit status 1 "
+                      "when any check fails.",
+                      epilog="examples:\n  python -m grader problems validate perf-core\n"
+                      "  python -m grader problems validate perf-core --problem f1-conv-layer-accounting\n"
+                      "  python -m grader problems validate --static   # no Docker needed")
+    q.add_argument("pack", nargs="?", help="pack to validate (default: every loaded pack)")
+    q.add_argument("--problem", action="append", metavar="ID", help="only these problems (repeatable)")
+    q.add_argument("--static", action="store_true", help="skip the sandbox checks (gold and mutants)")
+    q.add_argument("--workers", type=int, default=2, help="containers run in parallel (default 2)")
+    q.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_pack(q)
+    q.set_defaults(handler=cmd_validate)
+
+    q = ps.add_parser("new", help="scaffold a new problem (and its pack if needed)", formatter_class=formatter,
+                      description="Create problems/PACK/ID with template files to fill in.",
+                      epilog="example:\n  python -m grader problems new my-pack/f4-dram-traffic --root problems")
+    q.add_argument("target", metavar="PACK/ID")
+    q.add_argument("--root", default=None, help="directory that holds packs (default: the built-in problems/)")
+    q.set_defaults(handler=cmd_new)
+
+    q = ps.add_parser("schema", help="write the JSON schemas of pack.toml and problem.toml",
+                      formatter_class=formatter)
+    q.add_argument("--out", default=None, help="directory (default: the built-in problems/)")
+    q.set_defaults(handler=cmd_schema)
+
+
+def _catalog(args: argparse.Namespace) -> Catalog:
+    return Catalog(pack_roots(args))
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    cat = _catalog(args)
+    problems = cat.problems(args.pack)
+    if args.json:
+        dump_json([{"id": p.qualified_id, "pack": p.pack.name, "family": p.family, "difficulty": p.difficulty,
+                    "title": p.title} for p in problems])
+        return 0
+    con = console()
+    for name, pack in sorted(cat.packs.items()):
+        if args.pack and name != args.pack:
+            continue
+        t = table("id", "family", "difficulty", "title",
+                  title=f"{name} {pack.version}: {len(pack.problems)} problems  (hash {pack.content_hash[:12]})")
+        for p in pack.problems:
+            t.add_row(p.id, p.family, p.difficulty, p.title)
+        con.print(t)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from . import vectors
+    from .prompt import render_prompt
+
+    problem = _catalog(args).find(args.id)
+    vs = vectors.load(problem)
+    import sys
+
+    sys.stdout.write(render_prompt(problem, vs.visible))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .validate import validate
+
+    cat = _catalog(args)
+    problems = cat.select(args.pack, args.problem)
+    handle = None
+    if not args.static:
+        from .execution import open_sandbox
+
+        handle = open_sandbox(run_id="validate")
+    con = console()
+
+    def progress(r) -> None:
+        if args.json:
+            return
+        status = "[green]ok[/green]" if r.ok else "[bold red]FAIL[/bold red]"
+        kr = f"  kill rate {r.kill_rate:.0%}" if r.kill_rate is not None else ""
+        con.print(f"{status}  {r.problem.qualified_id}{kr}")
+        for c in r.checks:
+            if not c.ok:
+                con.print(f"      [red]{c.name}[/red]: {c.detail}")
+
+    try:
+        reports = validate(problems, handle, workers=args.workers, progress=progress)
+    finally:
+        if handle is not None:
+            handle.sandbox.sweep()
+    bad = [r for r in reports if not r.ok]
+    variants = [v for r in reports for v in r.variants]
+    killed = sum(v.killed for v in variants)
+    if args.json:
+        dump_json({"ok": not bad, "problems": [r.to_json() for r in reports],
+                   "kill_rate": killed / len(variants) if variants else None,
+                   "packs": {p.pack.name: p.pack.content_hash for p in problems}})
+        return 1 if bad else 0
+    t = table("problem", "checks", "gold", "variants killed", title="validation", right=("variants killed",))
+    for r in reports:
+        gold = [c for c in r.checks if c.name.startswith("gold")]
+        gold_txt = "skipped" if not gold else ("ok" if all(c.ok for c in gold) else "FAIL")
+        kill = f"{sum(v.killed for v in r.variants)}/{len(r.variants)}" if r.variants else "-"
+        t.add_row(r.problem.qualified_id, ok_mark(r.ok), gold_txt, kill)
+    con.print(t)
+    summary = f"{len(reports) - len(bad)}/{len(reports)} problems pass every check"
+    if variants:
+        summary += f"; pack kill rate {killed}/{len(variants)} = {killed / len(variants):.1%}"
+    con.print(summary)
+    return 1 if bad else 0
+
+
+def cmd_new(args: argparse.Namespace) -> int:
+    from .problems import default_pack_roots
+
+    m = re.fullmatch(r"([a-z0-9][a-z0-9-]*[a-z0-9])/([a-z0-9][a-z0-9-]*[a-z0-9])", args.target)
+    if not m:
+        raise ConfigError(f"{args.target!r}: expected PACK/ID in lower case letters, digits and dashes")
+    pack_name, pid = m.groups()
+    root = Path(args.root) if args.root else (default_pack_roots() or [Path("problems")])[-1]
+    pack_dir = root / pack_name
+    pdir = pack_dir / pid
+    if pdir.exists():
+        raise ConfigError(f"{pdir} already exists")
+    if not (pack_dir / "pack.toml").exists():
+        pack_dir.mkdir(parents=True, exist_ok=True)
+        (pack_dir / "pack.toml").write_text(
+            f'name = "{pack_name}"\nversion = "0.1.0"\ndescription = "TODO: what this pack covers."\n')
+    (pdir / "variants").mkdir(parents=True)
+    import zlib
+
+    seed = zlib.crc32(pid.encode()) % 100_000
+    (pdir / "problem.toml").write_text(NEW_TEMPLATE_TOML.format(pid=pid, hidden_seed=seed, visible_seed=seed + 1))
+    (pdir / "spec.md").write_text(NEW_TEMPLATE_SPEC)
+    (pdir / "solution.py").write_text(NEW_TEMPLATE_SOLUTION)
+    (pdir / "variants" / "TODO_mistake.py").write_text(NEW_TEMPLATE_VARIANT)
+    con = console()
+    con.print(f"created {pdir}/ (problem.toml, spec.md, solution.py, variants/TODO_mistake.py)")
+    con.print("next: write the reference and generator in reference_models/, fill in the TODOs, then\n"
+              f"  python -m grader problems validate {pack_name} --pack-path {root} --problem {pid}\n"
+              "see docs/authoring.md")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .problems import default_pack_roots
+
+    out = Path(args.out) if args.out else (default_pack_roots() or [Path("problems")])[-1]
+    for path in write_schemas(out):
+        console().print(f"wrote {path}")
+    return 0

@@ -1,0 +1,94 @@
+"""Grading one piece of source code against a problem's hidden vectors in the sandbox.
+
+This is where the grader meets the sandbox: it opens a sandbox on the current image, runs the
+source on the hidden inputs (the expected outputs stay here), scores the raw values and retries
+infrastructure failures (never the candidate's own behaviour: a timeout is a verdict).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sandbox import InfrastructureError, Job, Limits
+from sandbox.engine import connect
+from sandbox.image import resolve
+from sandbox.models import Case, ExecResult
+from sandbox.runner import Sandbox
+
+from .problems import Problem
+from .scoring import Grade, grade, infra_grade
+from .vectors import Vector
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LIMITS = Limits()
+INFRA_ATTEMPTS = 4
+
+
+@dataclass(frozen=True)
+class SandboxHandle:
+    sandbox: Sandbox
+    image_id: str
+    image_tag: str
+
+
+def open_sandbox(run_id: str | None = None) -> SandboxHandle:
+    """A sandbox on the current image (raises EngineUnavailable / ImageMissing with a hint)."""
+    client = connect()
+    st = resolve(client)
+    assert st.tag is not None and st.image_id is not None
+    return SandboxHandle(Sandbox(st.tag, run_id=run_id, client=client), st.image_id, st.tag)
+
+
+def problem_limits(problem: Problem, base: Limits = DEFAULT_LIMITS) -> Limits:
+    return problem.sandbox_limits(base)
+
+
+def make_job(job_id: str, problem: Problem, source: str, vectors: tuple[Vector, ...]) -> Job:
+    return Job(
+        id=job_id,
+        source=source,
+        entry_point=problem.entry_point,
+        cases=[Case(id=v.id, args=v.args) for v in vectors],
+    )
+
+
+def run_with_retries(
+    fn: Callable[[], ExecResult | list[ExecResult]],
+    attempts: int = INFRA_ATTEMPTS,
+    on_retry: Callable[[int, InfrastructureError], None] | None = None,
+) -> tuple[ExecResult | list[ExecResult] | None, list[str]]:
+    """Call fn, retrying InfrastructureError with backoff. Returns (result or None, error notes)."""
+    notes: list[str] = []
+    for attempt in range(1, attempts + 1):
+        try:
+            return fn(), notes
+        except InfrastructureError as exc:
+            notes.append(f"attempt {attempt}: {exc}")
+            log.warning("sandbox infrastructure error (attempt %d/%d): %s", attempt, attempts, exc)
+            if on_retry:
+                on_retry(attempt, exc)
+            if attempt < attempts:
+                time.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+    return None, notes
+
+
+def grade_source(
+    handle: SandboxHandle,
+    problem: Problem,
+    source: str,
+    hidden: tuple[Vector, ...],
+    limits: Limits | None = None,
+    job_id: str = "sample",
+) -> tuple[Grade, list[str]]:
+    """Run source on the hidden vectors and score it. Infrastructure errors are retried."""
+    limits = limits or problem_limits(problem)
+    job = make_job(job_id, problem, source, hidden)
+    result, notes = run_with_retries(lambda: handle.sandbox.run(job, limits))
+    if result is None:
+        return infra_grade("; ".join(notes[-2:]) or "sandbox unavailable", len(hidden)), notes
+    assert isinstance(result, ExecResult)
+    return grade(result, hidden, problem.data.outputs), notes

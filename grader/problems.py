@@ -1,0 +1,538 @@
+"""Problem packs: the file format, loading, content hashes and lookup.
+
+A pack is a directory::
+
+    <pack>/pack.toml                      name, version, description
+    <pack>/<problem>/problem.toml         the problem, declared as data (see ProblemFile)
+    <pack>/<problem>/spec.md              the specification: the only prose a model sees
+    <pack>/<problem>/solution.py          a bundled correct solution (self-contained)
+    <pack>/<problem>/variants/*.py        wrong-on-purpose variants, each declared in problem.toml
+
+Files are parsed into frozen pydantic models that reject unknown fields. A broken file raises
+:class:`PackError` naming the file, the field and what was expected; nothing is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import PackError, ProblemNotFound
+
+PACK_FILE = "pack.toml"
+PROBLEM_FILE = "problem.toml"
+SPEC_FILE = "spec.md"
+SOLUTION_FILE = "solution.py"
+VARIANTS_DIR = "variants"
+ENV_PACKS = "PERFGRADE_PACKS"
+FORMAT_VERSION = 1
+MIN_HIDDEN = 50
+
+IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+SLUG = r"^[a-z0-9][a-z0-9-]*[a-z0-9]$"
+
+
+# ------------------------------------------------------------------------------------------
+# output types: a tiny grammar
+# ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TypeSpec:
+    """An output type: int | float | str | bool | enum | list[T] | set[T] | map[T]."""
+
+    kind: str
+    inner: "TypeSpec | None" = None
+
+    def __str__(self) -> str:
+        return f"{self.kind}[{self.inner}]" if self.inner else self.kind
+
+    @property
+    def has_float(self) -> bool:
+        return self.kind == "float" or (self.inner is not None and self.inner.has_float)
+
+    @property
+    def has_enum(self) -> bool:
+        return self.kind == "enum" or (self.inner is not None and self.inner.has_enum)
+
+    def describe(self) -> str:
+        """Plain words for the prompt."""
+        words = {"int": "integer", "float": "number", "str": "string", "bool": "boolean", "enum": "string"}
+        if self.kind in words:
+            return words[self.kind]
+        inner = self.inner.describe() if self.inner else "?"
+        if self.kind == "list":
+            return f"list of {inner} (in order)"
+        if self.kind == "set":
+            return f"list of {inner} (any order)"
+        return f"dict from string to {inner}"
+
+
+_SCALARS = {"int", "float", "str", "bool", "enum"}
+_CONTAINERS = {"list", "set", "map"}
+
+
+def parse_type(text: str) -> TypeSpec:
+    text = text.strip()
+    if text in _SCALARS:
+        return TypeSpec(text)
+    m = re.fullmatch(r"(list|set|map)\[(.+)\]", text)
+    if not m:
+        raise ValueError(
+            f"unknown type {text!r}: expected int, float, str, bool, enum, list[T], set[T] or map[T]"
+        )
+    inner = parse_type(m.group(2))
+    if m.group(1) == "set" and inner.kind not in ("int", "str", "enum", "bool"):
+        raise ValueError(f"set[{inner}] is not supported: set elements must be int, str, enum or bool")
+    return TypeSpec(m.group(1), inner)
+
+
+# ------------------------------------------------------------------------------------------
+# the file format
+# ------------------------------------------------------------------------------------------
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PackFile(_Strict):
+    """``pack.toml``."""
+
+    name: str = Field(pattern=SLUG, description="pack name, used as the prefix of problem ids")
+    version: str = Field(pattern=r"^\d+\.\d+\.\d+$", description="semantic version of the pack")
+    description: str = Field(min_length=1)
+
+
+class ParamSpec(_Strict):
+    name: str = Field(pattern=IDENT)
+    type: Literal["dict", "list", "int", "float", "str", "bool"]
+    description: str = Field(min_length=1, description="one line; spec.md explains it in full")
+
+
+class Signature(_Strict):
+    entry_point: str = Field(pattern=IDENT, description="name of the function the model writes")
+    params: list[ParamSpec] = Field(min_length=1)
+
+    @field_validator("params")
+    @classmethod
+    def _unique(cls, v: list[ParamSpec]) -> list[ParamSpec]:
+        names = [p.name for p in v]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"duplicate parameter names: {', '.join(sorted(dup))}")
+        return v
+
+    def python(self) -> str:
+        args = ", ".join(f"{p.name}: {p.type}" for p in self.params)
+        return f"def {self.entry_point}({args}) -> dict:"
+
+
+class FieldSpec(_Strict):
+    """One key of the returned dict and how it is compared."""
+
+    name: str = Field(min_length=1, max_length=64)
+    type: str = Field(description="int, float, str, bool, enum, list[T], set[T] or map[T]")
+    unit: str = Field("", description="unit of the value (elements, bytes, cycles, pJ, ...)")
+    description: str = ""
+    rtol: float | None = Field(None, ge=0, le=1, description="relative tolerance (float fields)")
+    atol: float | None = Field(None, ge=0, description="absolute tolerance (float fields)")
+    choices: list[str] | None = Field(None, description="allowed values (enum fields)")
+
+    @field_validator("type")
+    @classmethod
+    def _grammar(cls, v: str) -> str:
+        parse_type(v)
+        return v
+
+    @model_validator(mode="after")
+    def _tolerances(self) -> "FieldSpec":
+        t = self.parsed
+        if t.has_float and (self.rtol is None or self.atol is None):
+            raise ValueError(f"field {self.name!r} holds floats: state both rtol and atol")
+        if not t.has_float and (self.rtol is not None or self.atol is not None):
+            raise ValueError(f"field {self.name!r} holds no floats: rtol/atol do not apply")
+        if t.has_enum and not self.choices:
+            raise ValueError(f"field {self.name!r} is an enum: list its choices")
+        if not t.has_enum and self.choices:
+            raise ValueError(f"field {self.name!r} is not an enum: choices do not apply")
+        return self
+
+    @property
+    def parsed(self) -> TypeSpec:
+        return parse_type(self.type)
+
+    def comparison(self) -> str:
+        t = self.parsed
+        parts = []
+        if t.has_float:
+            parts.append(f"|got - expected| <= {self.atol:g} + {self.rtol:g} * |expected|")
+        if t.kind in ("int",) or (t.inner and not t.has_float and t.kind != "set"):
+            parts.append("exact")
+        if t.kind == "set":
+            parts.append("as a set (order ignored)")
+        if t.has_enum:
+            parts.append("one of " + ", ".join(f"`{c}`" for c in self.choices or []))
+        if not parts:
+            parts.append("exact")
+        return "; ".join(dict.fromkeys(parts))
+
+
+class GeneratorSpec(_Strict):
+    """Where the test inputs come from: a registered generator, its options and seeds."""
+
+    name: str = Field(min_length=1, description="key in reference_models.GENERATORS")
+    options: dict[str, Any] = Field(default_factory=dict, description="keyword options of the generator")
+    hidden_seed: int = Field(ge=0)
+    hidden_count: int = Field(ge=1, le=100_000)
+    visible_seed: int = Field(ge=0)
+    visible_count: int = Field(2, ge=1, le=5)
+    small_input_space: str | None = Field(
+        None, description=f"reason the input space allows fewer than {MIN_HIDDEN} hidden vectors"
+    )
+
+    @model_validator(mode="after")
+    def _seeds(self) -> "GeneratorSpec":
+        if self.hidden_seed == self.visible_seed:
+            raise ValueError("hidden_seed and visible_seed must differ")
+        if self.hidden_count < MIN_HIDDEN and not self.small_input_space:
+            raise ValueError(
+                f"hidden_count {self.hidden_count} < {MIN_HIDDEN}: raise it or explain in small_input_space"
+            )
+        return self
+
+
+class VariantSpec(_Strict):
+    file: str = Field(pattern=r"^variants/[A-Za-z0-9_]+\.py$")
+    mistake: str = Field(min_length=10, description="the plausible mistake this variant makes")
+
+
+class ProblemLimits(_Strict):
+    case_cpu_s: float | None = Field(None, gt=0, le=60)
+    load_cpu_s: float | None = Field(None, gt=0, le=60)
+    memory_mb: int | None = Field(None, ge=64, le=4096)
+
+
+Difficulty = Literal["easy", "medium", "hard"]
+
+
+class ProblemFile(_Strict):
+    """``problem.toml``: a problem declared as pure data."""
+
+    id: str = Field(pattern=SLUG, description="unique within the pack")
+    title: str = Field(min_length=1)
+    family: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$", description="problem family, e.g. F4")
+    difficulty: Difficulty
+    version: int = Field(ge=1)
+    summary: str = Field(min_length=1, description="what the problem measures, one sentence")
+    tags: list[str] = Field(default_factory=list)
+    reference: str = Field(min_length=1, description="key in reference_models.REFERENCES")
+    signature: Signature
+    outputs: list[FieldSpec] = Field(min_length=1, description="keys of the returned dict")
+    generator: GeneratorSpec
+    variants: list[VariantSpec] = Field(default_factory=list)
+    limits: ProblemLimits = Field(default_factory=ProblemLimits)
+
+    @field_validator("outputs")
+    @classmethod
+    def _unique_outputs(cls, v: list[FieldSpec]) -> list[FieldSpec]:
+        names = [f.name for f in v]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"duplicate output names: {', '.join(sorted(dup))}")
+        return v
+
+    @field_validator("variants")
+    @classmethod
+    def _unique_variants(cls, v: list[VariantSpec]) -> list[VariantSpec]:
+        files = [x.file for x in v]
+        if len(set(files)) != len(files):
+            raise ValueError("a variant file is declared twice")
+        return v
+
+
+# ------------------------------------------------------------------------------------------
+# loaded objects
+# ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    mistake: str
+    path: Path
+
+    @property
+    def source(self) -> str:
+        return self.path.read_text()
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    pack: "Pack"
+    dir: Path
+    data: ProblemFile
+    spec: str
+
+    @property
+    def id(self) -> str:
+        return self.data.id
+
+    @property
+    def qualified_id(self) -> str:
+        return f"{self.pack.name}/{self.data.id}"
+
+    @property
+    def title(self) -> str:
+        return self.data.title
+
+    @property
+    def family(self) -> str:
+        return self.data.family
+
+    @property
+    def difficulty(self) -> str:
+        return self.data.difficulty
+
+    @property
+    def entry_point(self) -> str:
+        return self.data.signature.entry_point
+
+    @property
+    def solution_path(self) -> Path:
+        return self.dir / SOLUTION_FILE
+
+    @property
+    def variants(self) -> list[Variant]:
+        return [Variant(Path(v.file).stem, v.mistake, self.dir / v.file) for v in self.data.variants]
+
+    @cached_property
+    def file_hash(self) -> str:
+        """Hash of every file in the problem directory (names and bytes)."""
+        h = hashlib.sha256(b"perfgrade-problem-files\0")
+        for path in sorted(p for p in self.dir.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            rel = path.relative_to(self.dir).as_posix()
+            h.update(rel.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+        return h.hexdigest()
+
+    @cached_property
+    def content_hash(self) -> str:
+        """Hash of the problem files plus the source of its reference and generator.
+
+        Any change that can change a hidden vector or the prompt changes this hash: the spec,
+        the signature, the generator and its options and seeds, and the reference code.
+        """
+        from .bundle import source_closure  # the reference registry is only needed here
+
+        from reference_models import GENERATORS, REFERENCES
+
+        h = hashlib.sha256(f"perfgrade-problem-v{FORMAT_VERSION}\0".encode())
+        h.update(self.file_hash.encode())
+        for key, registry in ((self.data.reference, REFERENCES), (self.data.generator.name, GENERATORS)):
+            h.update(b"\0" + key.encode() + b"\0")
+            obj = registry.get(key)
+            if obj is not None:
+                for name, src in sorted(source_closure(obj).items()):
+                    h.update(name.encode() + b"\0" + hashlib.sha256(src.encode()).digest())
+        return h.hexdigest()
+
+    def sandbox_limits(self, base: Any) -> Any:
+        """Apply the problem's optional limits on top of a base sandbox Limits."""
+        updates = {k: v for k, v in self.data.limits.model_dump().items() if v is not None}
+        return base.model_copy(update=updates) if updates else base
+
+
+@dataclass(frozen=True, eq=False)
+class Pack:
+    name: str
+    dir: Path
+    data: PackFile
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def version(self) -> str:
+        return self.data.version
+
+    @cached_property
+    def content_hash(self) -> str:
+        h = hashlib.sha256(b"perfgrade-pack\0" + self.name.encode() + b"\0" + self.version.encode())
+        h.update(hashlib.sha256((self.dir / PACK_FILE).read_bytes()).digest())
+        for p in sorted(self.problems, key=lambda p: p.id):
+            h.update(b"\0" + p.id.encode() + b"\0" + p.content_hash.encode())
+        return h.hexdigest()
+
+
+# ------------------------------------------------------------------------------------------
+# loading
+# ------------------------------------------------------------------------------------------
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise PackError(path, "file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PackError(path, f"not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackError(path, f"cannot read: {exc}") from None
+
+
+def _validation_error(path: Path, exc: ValidationError) -> PackError:
+    first = exc.errors()[0]
+    loc = ".".join(str(x) for x in first.get("loc", ())) or None
+    msg = first.get("msg", "invalid")
+    if first.get("type") == "extra_forbidden":
+        msg = "unknown field (check the spelling; see problems/problem.schema.json)"
+    elif first.get("type") == "missing":
+        msg = "required field is missing"
+    more = len(exc.errors()) - 1
+    if more:
+        msg += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return PackError(path, msg, loc)
+
+
+def load_pack(pack_dir: Path) -> Pack:
+    """Load one pack and all of its problems, or raise PackError."""
+    pack_dir = Path(pack_dir)
+    pack_path = pack_dir / PACK_FILE
+    raw = _read_toml(pack_path)
+    try:
+        data = PackFile.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_error(pack_path, exc) from None
+    if data.name != pack_dir.name:
+        raise PackError(pack_path, f"pack name {data.name!r} differs from its directory {pack_dir.name!r}", "name")
+    pack = Pack(name=data.name, dir=pack_dir, data=data)
+    problems = []
+    seen: dict[str, Path] = {}
+    for sub in sorted(p for p in pack_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+        if not (sub / PROBLEM_FILE).exists():
+            raise PackError(sub, f"directory has no {PROBLEM_FILE} (every directory of a pack is a problem)")
+        problem = load_problem(pack, sub)
+        if problem.id in seen:
+            raise PackError(sub / PROBLEM_FILE, f"id {problem.id!r} is also used by {seen[problem.id]}", "id")
+        seen[problem.id] = sub
+        problems.append(problem)
+    object.__setattr__(pack, "problems", tuple(problems))
+    return pack
+
+
+def load_problem(pack: Pack, problem_dir: Path) -> Problem:
+    path = problem_dir / PROBLEM_FILE
+    raw = _read_toml(path)
+    try:
+        data = ProblemFile.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_error(path, exc) from None
+    if data.id != problem_dir.name:
+        raise PackError(path, f"id {data.id!r} differs from its directory name {problem_dir.name!r}", "id")
+    spec_path = problem_dir / SPEC_FILE
+    try:
+        spec = spec_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PackError(spec_path, "file not found (every problem needs a spec.md)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackError(spec_path, f"cannot read: {exc}") from None
+    if not spec.strip():
+        raise PackError(spec_path, "the specification is empty")
+    for i, v in enumerate(data.variants):
+        if not (problem_dir / v.file).is_file():
+            raise PackError(path, f"variant file {v.file} not found", f"variants.{i}.file")
+    variants_dir = problem_dir / VARIANTS_DIR
+    if variants_dir.is_dir():
+        declared = {v.file for v in data.variants}
+        for f in sorted(variants_dir.glob("*.py")):
+            if f"{VARIANTS_DIR}/{f.name}" not in declared:
+                raise PackError(f, "variant file is not declared in problem.toml [[variants]]")
+    return Problem(pack=pack, dir=problem_dir, data=data, spec=spec)
+
+
+def default_pack_roots() -> list[Path]:
+    roots: list[Path] = []
+    env = os.environ.get(ENV_PACKS)
+    if env:
+        roots.extend(Path(p) for p in env.split(os.pathsep) if p)
+    builtin = Path(__file__).resolve().parents[1] / "problems"
+    if builtin.is_dir():
+        roots.append(builtin)
+    return roots
+
+
+def _pack_dirs(root: Path) -> list[Path]:
+    if (root / PACK_FILE).is_file():
+        return [root]
+    if not root.is_dir():
+        raise PackError(root, "no such pack directory")
+    return sorted(p for p in root.iterdir() if p.is_dir() and (p / PACK_FILE).is_file())
+
+
+class Catalog:
+    """Every pack found under the given roots (a pack directory or a directory of packs)."""
+
+    def __init__(self, roots: list[Path] | None = None) -> None:
+        self.roots = [Path(r) for r in (roots if roots is not None else default_pack_roots())]
+        packs: dict[str, Pack] = {}
+        for root in self.roots:
+            for d in _pack_dirs(root):
+                pack = load_pack(d)
+                if pack.name in packs:
+                    if packs[pack.name].dir.resolve() == d.resolve():
+                        continue
+                    raise PackError(d / PACK_FILE, f"pack {pack.name!r} is also defined in {packs[pack.name].dir}", "name")
+                packs[pack.name] = pack
+        self.packs = packs
+
+    def problems(self, pack: str | None = None) -> list[Problem]:
+        if pack is not None:
+            return list(self.pack(pack).problems)
+        return [p for pk in self.packs.values() for p in pk.problems]
+
+    def pack(self, name: str) -> Pack:
+        try:
+            return self.packs[name]
+        except KeyError:
+            known = ", ".join(sorted(self.packs)) or "none"
+            raise ProblemNotFound(f"no pack named {name!r} (known packs: {known})") from None
+
+    def find(self, ident: str) -> Problem:
+        """Look a problem up by ``pack/id`` or by a bare id that is unique."""
+        if "/" in ident:
+            pack_name, _, pid = ident.partition("/")
+            for p in self.pack(pack_name).problems:
+                if p.id == pid:
+                    return p
+            raise ProblemNotFound(f"pack {pack_name!r} has no problem {pid!r}")
+        hits = [p for p in self.problems() if p.id == ident]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            raise ProblemNotFound(f"{ident!r} is ambiguous: " + ", ".join(p.qualified_id for p in hits))
+        close = [p.qualified_id for p in self.problems() if ident in p.id][:5]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise ProblemNotFound(f"no problem {ident!r}{hint}")
+
+    def select(self, pack: str | None = None, ids: list[str] | None = None) -> list[Problem]:
+        if ids:
+            chosen = [self.find(i if "/" in i or pack is None else f"{pack}/{i}") for i in ids]
+            return list(dict.fromkeys(chosen))
+        return self.problems(pack)
+
+
+def write_schemas(directory: Path) -> list[Path]:
+    """Write the JSON schemas of pack.toml and problem.toml (for editors)."""
+    out = []
+    for name, model in (("pack.schema.json", PackFile), ("problem.schema.json", ProblemFile)):
+        path = directory / name
+        schema = model.model_json_schema()
+        schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        schema["$id"] = name
+        path.write_text(json.dumps(schema, indent=2, sort_keys=True) + "\n")
+        out.append(path)
+    return out

@@ -1,0 +1,50 @@
+"""The prompt a model sees, rendered from spec.md, the signature and the visible examples.
+
+This is the only function that builds problem text for a model; ``problems show`` prints
+exactly what it returns. Hidden vectors never reach it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from .problems import Problem
+from .vectors import Vector
+
+PROMPT_VERSION = 1
+
+_INSTRUCTIONS = """\
+Write one self-contained Python 3.11 module that defines `{entry}` with exactly this signature.
+Use only the standard library and numpy. Do not read files, use the network or print anything
+that matters: only the returned value is graded. It is called once per test input, with the
+arguments positionally in the order above.
+Return a plain dict with exactly the keys listed, holding plain Python values (int, float, str,
+bool, list, dict; numpy scalars are accepted). Integers must be Python integers, not floats.
+Answer with the complete module in a single ```python fenced code block."""
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, separators=(", ", ": "))
+
+
+def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
+    sig = problem.data.signature
+    lines = [f"# {problem.title}", "", problem.spec.strip(), "", "## Function to write", "", "```python",
+             sig.python(), "```", ""]
+    lines.append("Parameters:")
+    for p in sig.params:
+        lines.append(f"- `{p.name}` ({p.type}): {p.description}")
+    lines += ["", "Return a dict with exactly these keys:", "",
+              "| key | type | unit | how it is compared |", "|---|---|---|---|"]
+    for f in problem.data.outputs:
+        unit = f.unit or "-"
+        lines.append(f"| `{f.name}` | {f.parsed.describe()} | {unit} | {f.comparison()} |")
+    if visible:
+        lines += ["", "## Examples", ""]
+        for n, v in enumerate(visible, 1):
+            call = ", ".join(f"{p.name}={_json(a)}" for p, a in zip(sig.params, v.args))
+            lines += [f"Example {n}:", "", "```python", f"{sig.entry_point}({call})", f"# returns",
+                      f"{_json(v.expected)}", "```", ""]
+    lines += ["## Answer format", "", _INSTRUCTIONS.format(entry=sig.entry_point)]
+    return "\n".join(lines).rstrip() + "\n"

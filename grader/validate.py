@@ -1,0 +1,221 @@
+"""The pack validator: prove a pack is sound before anyone trusts its numbers.
+
+For every problem:
+
+* **schema**: the files load (done by the catalog; a broken file never gets this far);
+* **registry**: the reference and generator keys resolve;
+* **signature**: the reference takes exactly the declared parameters, in order;
+* **determinism**: the vectors are identical when generated twice;
+* **vectors**: hidden inputs are distinct and disjoint from the visible examples;
+* **spec coverage**: every parameter, every input field and every output key is named in spec.md;
+* **gold**: the reference itself, bundled as a candidate, passes every hidden vector through the
+  real sandbox; so does the bundled ``solution.py``;
+* **mutants**: every wrong-on-purpose variant fails at least one hidden vector (kill rate).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bundle import bundle_reference
+from .errors import GraderError
+from .execution import SandboxHandle, grade_source
+from .problems import Problem
+from .scoring import Grade, Verdict
+from .vectors import Vector, generate
+
+MIN_VARIANTS = 3
+
+
+@dataclass
+class CheckResult:
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass
+class VariantResult:
+    name: str
+    mistake: str
+    killed: bool
+    verdict: str
+    reason: str
+
+
+@dataclass
+class ProblemReport:
+    problem: Problem
+    checks: list[CheckResult] = field(default_factory=list)
+    variants: list[VariantResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    @property
+    def kill_rate(self) -> float | None:
+        if not self.variants:
+            return None
+        return sum(v.killed for v in self.variants) / len(self.variants)
+
+    def add(self, name: str, ok: bool, detail: str = "") -> None:
+        self.checks.append(CheckResult(name, ok, detail))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "problem": self.problem.qualified_id,
+            "ok": self.ok,
+            "checks": [c.__dict__ for c in self.checks],
+            "variants": [v.__dict__ for v in self.variants],
+            "kill_rate": self.kill_rate,
+        }
+
+
+def _canonical(vectors: tuple[Vector, ...]) -> str:
+    return json.dumps([[v.id, v.args, v.expected] for v in vectors], sort_keys=True)
+
+
+def _input_keys(value: Any, out: set[str]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.add(k)
+            _input_keys(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _input_keys(v, out)
+
+
+def _mentioned(name: str, spec: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", spec) is not None
+
+
+def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector, ...], tuple[Vector, ...]] | None:
+    """Every check that needs no sandbox. Returns (hidden, visible) when vectors could be made."""
+    from reference_models import GENERATORS, REFERENCES
+
+    d = problem.data
+    ref = REFERENCES.get(d.reference)
+    gen = GENERATORS.get(d.generator.name)
+    missing = [k for k, reg in ((d.reference, ref), (d.generator.name, gen)) if reg is None]
+    report.add("registry", not missing, f"unknown key(s): {', '.join(missing)}" if missing else
+               f"{d.reference}, {d.generator.name}")
+    if ref is None or gen is None:
+        return None
+
+    params = [p.name for p in d.signature.params]
+    try:
+        sig = inspect.signature(ref)
+        ref_params = [p.name for p in sig.parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        ok = ref_params == params
+        detail = f"({', '.join(params)})" if ok else f"reference takes ({', '.join(ref_params)}), problem declares ({', '.join(params)})"
+    except (TypeError, ValueError) as exc:
+        ok, detail = False, f"cannot inspect the reference: {exc}"
+    report.add("signature", ok, detail)
+
+    try:
+        hidden = generate(problem, "hidden")
+        visible = generate(problem, "visible")
+        again = generate(problem, "hidden")
+    except GraderError as exc:
+        report.add("vectors", False, str(exc))
+        return None
+    same = _canonical(hidden) == _canonical(again)
+    report.add("determinism", same, "identical when generated twice" if same else
+               "hidden vectors differ between two generations (randomness outside rng?)")
+
+    inputs = [json.dumps(v.args, sort_keys=True) for v in hidden]
+    dup = len(inputs) - len(set(inputs))
+    vis_inputs = {json.dumps(v.args, sort_keys=True) for v in visible}
+    overlap = len(vis_inputs & set(inputs))
+    distinct_outputs = len({json.dumps(v.expected, sort_keys=True) for v in hidden})
+    ok = dup == 0 and overlap == 0 and (distinct_outputs > 1 or len(hidden) == 1)
+    report.add("vectors", ok,
+               f"{len(hidden)} hidden ({distinct_outputs} distinct outputs), {len(visible)} visible"
+               + (f"; {dup} duplicate hidden inputs" if dup else "")
+               + (f"; {overlap} visible example(s) also hidden" if overlap else "")
+               + ("; every hidden vector has the same expected output" if distinct_outputs <= 1 < len(hidden) else ""))
+
+    keys: set[str] = set()
+    for v in hidden + visible:
+        _input_keys(v.args, keys)
+    names = set(params) | keys | {f.name for f in d.outputs}
+    undocumented = sorted(n for n in names if not _mentioned(n, problem.spec))
+    report.add("spec coverage", not undocumented,
+               "every parameter, input field and output key is named in spec.md" if not undocumented
+               else "not named in spec.md: " + ", ".join(undocumented[:12]))
+
+    report.add("solution", problem.solution_path.is_file(),
+               "solution.py present" if problem.solution_path.is_file() else "solution.py is missing")
+    n_var = len(problem.variants)
+    report.add("variants", n_var >= MIN_VARIANTS,
+               f"{n_var} wrong-on-purpose variants" + ("" if n_var >= MIN_VARIANTS else f" (need {MIN_VARIANTS})"))
+    return hidden, visible
+
+
+def validate_problem(
+    problem: Problem, handle: SandboxHandle | None, workers: int = 2
+) -> ProblemReport:
+    report = ProblemReport(problem)
+    made = static_checks(problem, report)
+    if made is None or handle is None:
+        return report
+    hidden, _ = made
+    from reference_models import REFERENCES
+
+    jobs: list[tuple[str, str]] = []
+    try:
+        jobs.append(("gold:reference", bundle_reference(REFERENCES[problem.data.reference], problem.entry_point)))
+    except (OSError, ValueError, SyntaxError) as exc:
+        report.add("gold (reference)", False, f"cannot bundle the reference: {exc}")
+    if problem.solution_path.is_file():
+        jobs.append(("gold:solution", problem.solution_path.read_text()))
+    for v in problem.variants:
+        jobs.append((f"variant:{v.name}", v.source))
+
+    def run(item: tuple[str, str]) -> tuple[str, Grade]:
+        name, source = item
+        g, _ = grade_source(handle, problem, source, hidden, job_id=name.replace(":", "-")[:60])
+        return name, g
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        graded = dict(pool.map(run, jobs))
+    mistakes = {v.name: v.mistake for v in problem.variants}
+    for name, g in graded.items():
+        kind, _, label = name.partition(":")
+        if kind == "gold":
+            ok = g.verdict is Verdict.PASS
+            report.add(f"gold ({label})", ok,
+                       f"passes all {g.vectors_total} hidden vectors" if ok else f"{g.verdict.value}: {g.reason}")
+        else:
+            infra = g.verdict is Verdict.INFRA_ERROR
+            killed = g.verdict is not Verdict.PASS and not infra
+            report.variants.append(VariantResult(label, mistakes[label], killed, g.verdict.value, g.reason))
+    if problem.variants:
+        survivors = [v.name for v in report.variants if not v.killed]
+        report.add("mutants", not survivors,
+                   f"{len(report.variants) - len(survivors)}/{len(report.variants)} killed"
+                   + (f"; not killed: {', '.join(survivors)}" if survivors else ""))
+    return report
+
+
+def validate(
+    problems: list[Problem],
+    handle: SandboxHandle | None,
+    workers: int = 2,
+    progress: Callable[[ProblemReport], None] | None = None,
+) -> list[ProblemReport]:
+    reports = []
+    for p in problems:
+        r = validate_problem(p, handle, workers)
+        reports.append(r)
+        if progress:
+            progress(r)
+    return reports

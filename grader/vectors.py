@@ -1,0 +1,234 @@
+"""Test vectors: inputs drawn by a problem's generator, expected outputs from its reference.
+
+Vectors are computed on the host, deterministically (case ``i`` of a seed always draws from
+``numpy.random.default_rng([seed, i])``), and cached under the problem's content hash, which
+covers the spec, signature, generator, seeds and the reference code. Hidden vectors are used for
+grading only; they never appear in a prompt, in the sandbox image or in a log a model could see.
+Visible vectors are drawn separately (their own seed) and shown in the prompt as examples.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import PackError, ReferenceError_
+from .problems import FieldSpec, Problem, TypeSpec
+from .settings import cache_dir
+
+VECTOR_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Vector:
+    id: str
+    args: list[Any]  # in signature order
+    expected: dict[str, Any]
+
+    def kwargs(self, problem: Problem) -> dict[str, Any]:
+        return {p.name: a for p, a in zip(problem.data.signature.params, self.args)}
+
+
+@dataclass(frozen=True)
+class VectorSet:
+    problem_hash: str
+    hidden: tuple[Vector, ...]
+    visible: tuple[Vector, ...]
+
+    @property
+    def digest(self) -> str:
+        """Hash of the vectors themselves (what the candidate is graded against)."""
+        h = hashlib.sha256()
+        for v in self.hidden:
+            h.update(_canonical({"id": v.id, "args": v.args, "expected": v.expected}).encode())
+        return h.hexdigest()
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _plain(value: Any, where: str) -> Any:
+    """Convert generator/reference output to plain JSON values (numpy scalars included)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        if not np.isfinite(f):
+            raise ReferenceError_(f"{where}: non-finite number {f}")
+        return f
+    if isinstance(value, (list, tuple)):
+        return [_plain(x, where) for x in value]
+    if isinstance(value, np.ndarray):
+        return [_plain(x, where) for x in value.tolist()]
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ReferenceError_(f"{where}: dict key {k!r} is not a string")
+            out[k] = _plain(v, where)
+        return out
+    raise ReferenceError_(f"{where}: value of type {type(value).__name__} is not plain JSON")
+
+
+def check_value(t: TypeSpec, value: Any, choices: list[str] | None) -> str | None:
+    """None when value has type t, else why not. Strict: bool is not int, int is not str."""
+    k = t.kind
+    if k == "int":
+        return None if type(value) is int else f"expected an integer, got {_tname(value)}"
+    if k == "float":
+        return None if type(value) in (int, float) else f"expected a number, got {_tname(value)}"
+    if k == "str":
+        return None if type(value) is str else f"expected a string, got {_tname(value)}"
+    if k == "bool":
+        return None if type(value) is bool else f"expected a boolean, got {_tname(value)}"
+    if k == "enum":
+        if type(value) is not str:
+            return f"expected one of {choices}, got {_tname(value)}"
+        return None if value in (choices or []) else f"{value!r} is not one of {choices}"
+    assert t.inner is not None
+    if k in ("list", "set"):
+        if type(value) is not list:
+            return f"expected a list, got {_tname(value)}"
+        for i, x in enumerate(value):
+            why = check_value(t.inner, x, choices)
+            if why:
+                return f"[{i}]: {why}"
+        return None
+    if k == "map":
+        if type(value) is not dict:
+            return f"expected a dict, got {_tname(value)}"
+        for key, x in value.items():
+            why = check_value(t.inner, x, choices)
+            if why:
+                return f"[{key!r}]: {why}"
+        return None
+    return f"unknown type {t}"
+
+
+def _tname(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {bool: "boolean", int: "integer", float: "float", str: "string", list: "list", dict: "dict"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _check_expected(problem: Problem, expected: Any, where: str) -> dict[str, Any]:
+    if not isinstance(expected, dict):
+        raise ReferenceError_(f"{where}: the reference returned {type(expected).__name__}, not a dict")
+    names = [f.name for f in problem.data.outputs]
+    if sorted(expected) != sorted(names):
+        raise ReferenceError_(
+            f"{where}: the reference returned keys {sorted(expected)}, the problem declares {sorted(names)}"
+        )
+    for f in problem.data.outputs:
+        why = check_value(f.parsed, expected[f.name], f.choices)
+        if why:
+            raise ReferenceError_(f"{where}: output {f.name!r} {why}")
+    return expected
+
+
+def generate(problem: Problem, which: str) -> tuple[Vector, ...]:
+    """Draw the hidden or visible vectors of a problem (no cache)."""
+    from reference_models import GENERATORS, REFERENCES
+
+    spec = problem.data
+    gen = GENERATORS.get(spec.generator.name)
+    if gen is None:
+        raise PackError(problem.dir / "problem.toml", f"unknown generator {spec.generator.name!r}", "generator.name")
+    ref = REFERENCES.get(spec.reference)
+    if ref is None:
+        raise PackError(problem.dir / "problem.toml", f"unknown reference {spec.reference!r}", "reference")
+    seed, count, prefix = (
+        (spec.generator.hidden_seed, spec.generator.hidden_count, "h")
+        if which == "hidden"
+        else (spec.generator.visible_seed, spec.generator.visible_count, "v")
+    )
+    names = [p.name for p in spec.signature.params]
+    width = len(str(count - 1))
+    out = []
+    for i in range(count):
+        vid = f"{prefix}{i:0{width}d}"
+        where = f"{problem.qualified_id} {which} vector {vid}"
+        rng = np.random.default_rng([seed, i])
+        try:
+            drawn = gen(rng, **spec.generator.options)
+        except Exception as exc:  # noqa: BLE001 - a broken generator is a pack error
+            raise ReferenceError_(f"{where}: generator {spec.generator.name} raised {type(exc).__name__}: {exc}") from exc
+        if not isinstance(drawn, dict) or sorted(drawn) != sorted(names):
+            got = sorted(drawn) if isinstance(drawn, dict) else type(drawn).__name__
+            raise ReferenceError_(f"{where}: generator returned {got}, expected arguments {names}")
+        args = [_plain(drawn[n], where) for n in names]
+        call_args = json.loads(_canonical(args))  # the reference gets its own copy
+        try:
+            expected = ref(*call_args)
+        except Exception as exc:  # noqa: BLE001
+            raise ReferenceError_(f"{where}: reference {spec.reference} raised {type(exc).__name__}: {exc}") from exc
+        expected = _check_expected(problem, _plain(expected, where), where)
+        out.append(Vector(id=vid, args=args, expected=expected))
+    return tuple(out)
+
+
+def _cache_path(problem: Problem) -> Path:
+    return cache_dir() / "vectors" / f"{problem.content_hash}.json"
+
+
+def load(problem: Problem, *, use_cache: bool = True) -> VectorSet:
+    """The problem's vectors, from the content-keyed cache when possible."""
+    path = _cache_path(problem)
+    if use_cache and path.is_file():
+        try:
+            data = json.loads(path.read_text())
+            if data.get("format") == VECTOR_FORMAT and data.get("problem_hash") == problem.content_hash:
+                return VectorSet(
+                    problem_hash=problem.content_hash,
+                    hidden=tuple(Vector(**v) for v in data["hidden"]),
+                    visible=tuple(Vector(**v) for v in data["visible"]),
+                )
+        except (ValueError, KeyError, TypeError, OSError):
+            pass  # a damaged cache entry is recomputed
+    vs = VectorSet(problem_hash=problem.content_hash, hidden=generate(problem, "hidden"),
+                   visible=generate(problem, "visible"))
+    if use_cache:
+        _write_atomic(
+            path,
+            _canonical({
+                "format": VECTOR_FORMAT,
+                "problem": problem.qualified_id,
+                "problem_hash": problem.content_hash,
+                "hidden": [v.__dict__ for v in vs.hidden],
+                "visible": [v.__dict__ for v in vs.visible],
+            }),
+        )
+    return vs
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def field_specs(problem: Problem) -> dict[str, FieldSpec]:
+    return {f.name: f for f in problem.data.outputs}

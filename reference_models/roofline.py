@@ -1,0 +1,6 @@
+"""Reference models: roofline (see the pack README for the families it covers)."""
+
+from __future__ import annotations
+
+REFERENCES: dict = {}
+GENERATORS: dict = {}

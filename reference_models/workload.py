@@ -1,0 +1,74 @@
+"""F1 workload accounting: output shapes, MACs, FLOPs and tensor sizes of a conv2d layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    """Output extent of a convolution along one axis (floor rounding, as in PyTorch)."""
+    span = dilation * (kernel - 1) + 1
+    return (size + 2 * padding - span) // stride + 1
+
+
+def bytes_for(elements: int, bits: int) -> int:
+    """Bytes to store `elements` values of `bits` bits each, packed, rounded up to a whole byte."""
+    return -(-elements * bits // 8)
+
+
+def conv_layer_accounting(layer: dict[str, Any], precision: dict[str, Any]) -> dict[str, int]:
+    n, c, k = layer["N"], layer["C"], layer["K"]
+    h, w, r, s = layer["H"], layer["W"], layer["R"], layer["S"]
+    stride, pad, dil = layer["stride"], layer["padding"], layer["dilation"]
+    p = conv_output_size(h, r, stride, pad, dil)
+    q = conv_output_size(w, s, stride, pad, dil)
+    macs = n * k * p * q * c * r * s
+    return {
+        "P": p,
+        "Q": q,
+        "macs": macs,
+        "flops": 2 * macs,
+        "input_bytes": bytes_for(n * c * h * w, precision["input_bits"]),
+        "weight_bytes": bytes_for(k * c * r * s, precision["weight_bits"]),
+        "output_bytes": bytes_for(n * k * p * q, precision["output_bits"]),
+    }
+
+
+def gen_conv_layer(rng: np.random.Generator, max_hw: int = 64) -> dict[str, Any]:
+    """A conv layer that exercises the traps: strides that do not divide, padding, dilation,
+    odd element counts with sub-byte precisions."""
+    while True:
+        r = int(rng.choice([1, 2, 3, 5, 7]))
+        s = r if rng.random() < 0.7 else int(rng.choice([1, 3, 5]))
+        stride = int(rng.choice([1, 1, 2, 2, 3]))
+        pad = int(rng.integers(0, 4))
+        dil = int(rng.choice([1, 1, 1, 2, 3]))
+        h = int(rng.integers(max(r, 3), max_hw + 1))
+        w = h if rng.random() < 0.6 else int(rng.integers(max(s, 3), max_hw + 1))
+        if conv_output_size(h, r, stride, pad, dil) >= 1 and conv_output_size(w, s, stride, pad, dil) >= 1:
+            break
+    layer = {
+        "N": int(rng.choice([1, 1, 2, 3, 4])),
+        "C": int(rng.choice([1, 3, 5, 16, 32, 64])),
+        "K": int(rng.choice([1, 7, 16, 24, 64, 96])),
+        "H": h, "W": w, "R": r, "S": s,
+        "stride": stride, "padding": pad, "dilation": dil,
+    }
+    bits = [4, 8, 8, 16, 32]
+    precision = {
+        "input_bits": int(rng.choice(bits)),
+        "weight_bits": int(rng.choice(bits)),
+        "output_bits": int(rng.choice(bits)),
+    }
+    return {"layer": layer, "precision": precision}
+
+
+REFERENCES = {
+    "workload.conv_layer_accounting": conv_layer_accounting,
+}
+
+GENERATORS = {
+    "workload.conv_layer": gen_conv_layer,
+}

@@ -1,16 +1,329 @@
-"""``python -m grader eval``."""
+"""``python -m grader eval``: generate, grade, report."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .cli import dump_json, pack_roots
+from .console import console
+from .errors import ConfigError, RunDirError
+
+EPILOG = """\
+completion sources (first match wins):
+  --completions FILE.jsonl   grade completions produced elsewhere ({"problem", "sample", "text"} lines)
+  --base-url / --model       any OpenAI-compatible chat-completions endpoint (vLLM, Ollama, hosted)
+  (neither)                  the offline demo model: the pack's bundled solutions and variants
+
+examples:
+  python -m grader eval --samples 10
+  python -m grader eval --model gpt-4o-mini --base-url https://api.openai.com/v1 --samples 10 --k 1,5,10
+  python -m grader eval --model qwen2.5-coder --base-url http://localhost:8000/v1 --api-key-env NONE
+  python -m grader eval --completions samples.jsonl --pack perf-core
+  python -m grader eval --resume runs/20260101-120000-gpt-4o-mini-1a2b
+  python -m grader eval --problem f4-gemm-dram-traffic --family F4 --difficulty hard --samples 5 --regrade 2
+"""
 
 
 def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None:
-    p = sub.add_parser("eval", help="generate with a model, grade in the sandbox, report pass rates",
-                       formatter_class=formatter)
-    add_pack(p)
+    p = sub.add_parser(
+        "eval", help="generate with a model, grade in the sandbox, report pass rates", formatter_class=formatter,
+        description="Generate N samples per problem, grade each in a fresh sandbox container as it arrives, "
+        "and report pass@1 with its confidence interval, the run-to-run spread and pass@k. Every completion "
+        "and verdict goes to an fsynced journal in the run directory; an interrupted run continues with "
+        "--resume.",
+        epilog=EPILOG,
+    )
+    sel = p.add_argument_group("problems")
+    sel.add_argument("--pack", help="only this pack (default: every loaded pack)")
+    sel.add_argument("--problem", action="append", metavar="ID", help="only these problems (repeatable)")
+    sel.add_argument("--family", action="append", help="only these families, e.g. F4 (repeatable)")
+    sel.add_argument("--difficulty", action="append", choices=["easy", "medium", "hard"])
+    add_pack(sel)
+
+    gen = p.add_argument_group("model")
+    gen.add_argument("--model", help="model name (default: the offline demo model when no endpoint is set)")
+    gen.add_argument("--base-url", help="OpenAI-compatible base URL (default: $PERFGRADE_BASE_URL or $OPENAI_BASE_URL)")
+    gen.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                     help="environment variable holding the API key (default OPENAI_API_KEY; NONE for no key)")
+    gen.add_argument("--api-key-file", metavar="PATH", help="read the API key from this file instead")
+    gen.add_argument("--temperature", type=float, default=0.8)
+    gen.add_argument("--top-p", type=float, default=1.0)
+    gen.add_argument("--max-tokens", type=int, default=4096)
+    gen.add_argument("--seed", type=int, default=0, help="base seed; sample i asks for seed+i (where accepted)")
+    gen.add_argument("--system-prompt", metavar="FILE", help="a system message to send first")
+    gen.add_argument("--concurrency", type=int, default=4, help="requests in flight (default 4)")
+    gen.add_argument("--request-timeout", type=float, default=300.0, help="seconds per request (default 300)")
+    gen.add_argument("--max-attempts", type=int, default=6, help="attempts per request on transient errors")
+    gen.add_argument("--price-in", type=float, help="USD per million prompt tokens (for cost)")
+    gen.add_argument("--price-out", type=float, help="USD per million completion tokens (for cost)")
+    gen.add_argument("--no-cache", action="store_true", help="ignore the completion cache")
+    gen.add_argument("--completions", metavar="FILE", help="grade completions from a JSON Lines file")
+
+    run = p.add_argument_group("run")
+    run.add_argument("--samples", type=int, default=None, help="samples per problem (default 10)")
+    run.add_argument("--k", default="1,5,10", help="pass@k values, comma separated (default 1,5,10)")
+    run.add_argument("--regrade", type=int, default=0, metavar="K",
+                     help="grade every sample K more times and report the share whose verdict changed")
+    run.add_argument("--workers", type=int, default=None,
+                     help="grading containers in parallel (default: CPU count, at most 8)")
+    run.add_argument("--runs-dir", default=None, help="parent of new run directories (default ./runs)")
+    run.add_argument("--name", help="run directory name (default: time, model and a random suffix)")
+    run.add_argument("--resume", metavar="RUN", help="continue an interrupted run")
+    run.add_argument("--json", metavar="FILE", nargs="?", const="-",
+                     help="also write the summary as JSON (to FILE, or stdout with no FILE)")
+    run.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(handler=cmd_eval)
 
 
+def _parse_ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise ConfigError(f"--k {text!r}: expected comma-separated integers") from None
+    if not ks or ks[0] < 1:
+        raise ConfigError("--k values must be >= 1")
+    return ks
+
+
+def _api_key(args: argparse.Namespace) -> str | None:
+    if args.api_key_file:
+        try:
+            return Path(args.api_key_file).read_text().strip()
+        except OSError as exc:
+            raise ConfigError(f"--api-key-file {args.api_key_file}: {exc.strerror}") from None
+    if args.api_key_env and args.api_key_env.upper() != "NONE":
+        return os.environ.get(args.api_key_env)
+    return None
+
+
+class _LiveProgress:
+    """Two live bars: generation and grading (counts, rate, ETA)."""
+
+    def __init__(self, quiet: bool) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.quiet = quiet
+        self.verdicts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.p = Progress(
+            TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+            TextColumn("{task.fields[extra]}"), console=console(stderr=True), transient=False,
+            disable=quiet,
+        )
+        self.t0 = time.monotonic()
+
+    def __enter__(self):
+        self.p.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.p.__exit__(*exc)
+
+    def start(self, gen_total: int, grade_total: int) -> None:
+        self.gen = self.p.add_task("generate", total=gen_total, rate="", extra="")
+        self.grd = self.p.add_task("grade", total=grade_total, rate="", extra="")
+
+    def _rate(self, task) -> str:
+        t = self.p.tasks[task]
+        el = max(1e-6, time.monotonic() - self.t0)
+        return f"{t.completed / el:.1f}/s"
+
+    def generated(self, problem: str, sample: int, cached: bool) -> None:
+        self.p.advance(self.gen)
+        self.p.update(self.gen, rate=self._rate(self.gen))
+
+    def graded(self, problem: str, sample: int, verdict: str) -> None:
+        with self._lock:
+            self.verdicts[verdict] = self.verdicts.get(verdict, 0) + 1
+            passed = self.verdicts.get("pass", 0)
+            total = sum(self.verdicts.values())
+        self.p.advance(self.grd)
+        self.p.update(self.grd, rate=self._rate(self.grd), extra=f"pass {passed}/{total}")
+
+    def note(self, text: str) -> None:
+        if not self.quiet:
+            self.p.console.print(f"[yellow]{text}[/yellow]")
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
-    raise NotImplementedError
+    from sandbox import Limits
+    from sandbox.engine import connect, sweep
+
+    from . import vectors
+    from .completions_file import file_digest, load_completions
+    from .demo import DEMO_MODEL, DEMO_NOTICE
+    from .evaluate import EvalPlan, Evaluator
+    from .execution import open_sandbox
+    from .llm import GenParams, ModelClient
+    from .problems import Catalog
+    from .prompt import render_prompt
+    from .render import render_summary
+    from .results import load_run, run_summary
+    from .runs import ProblemEntry, RunDir, RunManifest, git_commit, host_facts, new_run_id, now_iso
+    from .settings import runs_dir
+
+    catalog = Catalog(pack_roots(args))
+    workers = args.workers or min(8, os.cpu_count() or 2)
+    if workers < 1 or args.concurrency < 1:
+        raise ConfigError("--workers and --concurrency must be >= 1")
+    file_completions = None
+
+    if args.resume:
+        run = RunDir.open(Path(args.resume))
+        m = run.manifest
+        problems = [catalog.find(e.id) for e in m.problems]
+        for e, p in zip(m.problems, problems):
+            if p.content_hash != e.content_hash:
+                raise RunDirError(
+                    f"{e.id} changed since run {m.run_id} started (content hash {e.content_hash[:12]} -> "
+                    f"{p.content_hash[:12]}); results would mix problem versions: start a new run")
+        samples, ks, regrade, source = m.samples, m.k_values, m.regrade, m.source
+        gen = m.generation
+        params = GenParams(model=m.model, temperature=gen.get("temperature", 0.8), top_p=gen.get("top_p", 1.0),
+                           max_tokens=gen.get("max_tokens", 4096), seed=gen.get("seed"),
+                           system_prompt=gen.get("system_prompt"))
+        base_url = m.base_url
+        if source == "completions":
+            path = Path(m.completions_file or "")
+            if not path.is_file() or file_digest(path) != gen.get("completions_sha256"):
+                raise RunDirError(f"the completions file {path} is missing or changed since the run started")
+            file_completions = load_completions(path, catalog)
+        limits = Limits.model_validate(m.limits) if m.limits else Limits()
+        workers = args.workers or workers
+    else:
+        problems = catalog.select(args.pack, args.problem)
+        if args.family:
+            problems = [p for p in problems if p.family in set(args.family)]
+        if args.difficulty:
+            problems = [p for p in problems if p.difficulty in set(args.difficulty)]
+        if not problems:
+            raise ConfigError("no problem matches the selection")
+        ks = _parse_ks(args.k)
+        regrade = args.regrade
+        if regrade < 0:
+            raise ConfigError("--regrade must be >= 0")
+        base_url = args.base_url or os.environ.get("PERFGRADE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        system_prompt = None
+        if args.system_prompt:
+            try:
+                system_prompt = Path(args.system_prompt).read_text()
+            except OSError as exc:
+                raise ConfigError(f"--system-prompt {args.system_prompt}: {exc.strerror}") from None
+        if args.completions:
+            source = "completions"
+            file_completions = load_completions(Path(args.completions), catalog, args.pack)
+            wanted = {p.qualified_id for p in problems}
+            file_completions = {k: v for k, v in file_completions.items() if k[0] in wanted}
+            if not file_completions:
+                raise ConfigError(f"{args.completions} has no completion for the selected problems")
+            problems = [p for p in problems if any(k[0] == p.qualified_id for k in file_completions)]
+            samples = args.samples or (max(s for _, s in file_completions) + 1)
+            model = args.model or "completions-file"
+        elif base_url or (args.model and args.model != DEMO_MODEL):
+            source = "model"
+            base_url = base_url or "https://api.openai.com/v1"
+            if not args.model:
+                raise ConfigError("--model is required with a model endpoint")
+            model = args.model
+            samples = args.samples or 10
+        else:
+            source = "demo"
+            model = DEMO_MODEL
+            base_url = None
+            samples = args.samples or 10
+        if samples < 1:
+            raise ConfigError("--samples must be >= 1")
+        params = GenParams(model=model, temperature=args.temperature, top_p=args.top_p,
+                           max_tokens=args.max_tokens, seed=args.seed, system_prompt=system_prompt)
+        limits = Limits()
+
+    con = console(stderr=True)
+    # hidden vectors: computed (or read from the content-keyed cache) before anything runs
+    vecs = {p.qualified_id: vectors.load(p) for p in problems}
+    prompts = {p.qualified_id: render_prompt(p, vecs[p.qualified_id].visible) for p in problems}
+
+    client = None
+    if source == "model":
+        client = ModelClient(base_url=base_url or "", api_key=_api_key(args), params=params,
+                             timeout_s=args.request_timeout, max_attempts=args.max_attempts,
+                             use_cache=not args.no_cache, price_in_per_mtok=args.price_in,
+                             price_out_per_mtok=args.price_out)
+
+    # the sandbox: sweep containers orphaned by graders that died, then open on the current image
+    swept = sweep(connect(), orphans_only=True)
+    if swept:
+        con.print(f"removed {swept} container(s) left by a grader that is no longer running")
+    run_id = run.manifest.run_id if args.resume else (args.name or new_run_id(params.model))
+    handle = open_sandbox(run_id)
+
+    if not args.resume:
+        packs = {}
+        for p in problems:
+            packs[p.pack.name] = {"version": p.pack.version, "hash": p.pack.content_hash}
+        generation = params.to_json()
+        if source == "completions":
+            generation["completions_sha256"] = file_digest(Path(args.completions))
+        manifest = RunManifest(
+            run_id=run_id, created=now_iso(), git_commit=git_commit(),
+            command=sys.argv[:], source=source, model=model, base_url=base_url, generation=generation,
+            completions_file=str(Path(args.completions).resolve()) if args.completions else None,
+            samples=samples, k_values=ks, regrade=regrade, pack=packs,
+            problems=[ProblemEntry(id=p.qualified_id, family=p.family, difficulty=p.difficulty, title=p.title,
+                                   content_hash=p.content_hash, vectors_digest=vecs[p.qualified_id].digest,
+                                   n_hidden=len(vecs[p.qualified_id].hidden)) for p in problems],
+            image={"id": handle.image_id, "tag": handle.image_tag}, limits=limits.model_dump(),
+            host=host_facts(), notes=[DEMO_NOTICE] if source == "demo" else [],
+        )
+        run = RunDir.create(Path(args.runs_dir) if args.runs_dir else runs_dir(), manifest)
+    else:
+        if run.manifest.image.get("id") != handle.image_id:
+            raise RunDirError(
+                f"the sandbox image changed since run {run.manifest.run_id} started "
+                f"({str(run.manifest.image.get('id'))[:19]} -> {handle.image_id[:19]}): start a new run")
+
+    run.lock()
+    if source == "demo":
+        con.print(f"[bold yellow]NOTE:[/bold yellow] {DEMO_NOTICE}")
+    con.print(f"run directory: {run.path}")
+    plan = EvalPlan(problems=problems, samples=samples, source=source, prompts=prompts, vectors=vecs,
+                    client=client, file_completions=file_completions, concurrency=args.concurrency,
+                    workers=workers, regrade=regrade, base_limits=limits)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    evaluator = None
+    try:
+        with _LiveProgress(args.quiet) as progress:
+            evaluator = Evaluator(run, plan, handle, progress)
+            evaluator.execute()
+    except KeyboardInterrupt:
+        if evaluator is not None:
+            evaluator.interrupt()
+        n = handle.sandbox.sweep()
+        run.journal.append({"type": "event", "event": "interrupted", "swept": n, "ts": now_iso()})
+        print(f"interrupted; resume with: python -m grader eval --resume {run.path}", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        handle.sandbox.sweep()
+        run.unlock()
+        if client is not None:
+            client.close()
+
+    summary = run_summary(load_run(run.path))
+    render_summary(summary)
+    if args.json:
+        if args.json == "-":
+            dump_json(summary)
+        else:
+            import json
+
+            Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    return 0

@@ -1,0 +1,55 @@
+"""The offline demo model: answers from each problem's bundled solution and wrong-on-purpose variants.
+
+It exists so that ``eval`` works on a fresh machine with no model endpoint and shows a realistic
+table. It is not a model and says so everywhere its results appear. Its behaviour is deterministic
+in (problem, sample): each problem has a fixed skill that falls with difficulty, each run (sample
+index) a mood that moves every problem a little, so pass rates vary from run to run as a real
+model's do. Most misses are a variant (a plausible convention mistake); a few are prose without
+code, a truncated answer or a crash at import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from .problems import Problem
+
+DEMO_MODEL = "demo-offline"
+DEMO_NOTICE = "offline demo model: answers are the pack's bundled solutions and variants, not a real model"
+
+_SKILL = {"easy": 0.8, "medium": 0.55, "hard": 0.3}
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.sha256("\0".join(str(p) for p in parts).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def demo_completion(problem: Problem, sample: int) -> str:
+    base = _SKILL.get(problem.difficulty, 0.5)
+    skill = min(0.95, max(0.05, base + _rng("skill", problem.qualified_id).uniform(-0.2, 0.2)))
+    mood = _rng("mood", sample).uniform(-0.15, 0.15)
+    r = _rng("answer", problem.qualified_id, sample)
+    roll = r.random()
+    solution = problem.solution_path.read_text() if problem.solution_path.is_file() else ""
+    if roll < skill + mood and solution:
+        return _wrap(solution, r, "Here is a solution that follows the specification.")
+    rest = r.random()
+    if rest < 0.05:
+        return ("I would compute each quantity from the loop bounds, but the specification leaves the "
+                "rounding rule open, so I will not commit to an implementation.")
+    if rest < 0.09 and solution:
+        cut = solution[: max(1, len(solution) * 2 // 3)]
+        return _wrap(cut, r, "Here is my implementation (the answer was cut off).")
+    variants = problem.variants
+    if not variants:
+        return _wrap("raise RuntimeError('not implemented')\n", r, "Placeholder.")
+    v = variants[r.randrange(len(variants))]
+    return _wrap(v.source, r, "Here is the implementation.")
+
+
+def _wrap(code: str, r: random.Random, lead: str) -> str:
+    tail = r.choice(["", "\n\nThe function returns every value as an integer where the spec asks for one.",
+                     "\n\nComplexity is linear in the number of loops."])
+    return f"{lead}\n\n```python\n{code.rstrip()}\n```{tail}\n"

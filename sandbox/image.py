@@ -224,7 +224,7 @@ def choose_base(client: docker.APIClient, base: str, progress: Progress = _quiet
                 f"cannot pull the base image {ref}: {short_error(exc)}",
                 hint="use `--base offline` to make a local Debian base without a registry",
             ) from None
-        progress(f"no registry reachable ({short_error(exc)[:80]}); making a local base offline")
+        progress(f"no registry reachable ({short_error(exc)[:80]}); using a local base made offline")
         return ensure_offline_base(client, progress)
     if not found:
         raise ImageBuildError(f"pulled {ref} but the engine does not list it")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from .errors import ModelServiceError
 from .settings import cache_dir
@@ -195,7 +195,8 @@ class ModelClient:
         ra = retry_after_seconds(exc) if exc is not None else None
         if ra is not None:
             return min(ra, MAX_RETRY_AFTER_S)
-        return wait_exponential_jitter(initial=self.backoff_initial_s, max=self.backoff_max_s)(state)
+        # capped exponential backoff with full jitter
+        return wait_random_exponential(multiplier=self.backoff_initial_s, max=self.backoff_max_s)(state)
 
     def complete(self, prompt: str, sample: int) -> Completion:
         key = self.cache_key(prompt, sample)

@@ -338,6 +338,7 @@ class Problem:
             h.update(b"\0" + key.encode() + b"\0")
             obj = registry.get(key)
             if obj is not None:
+                h.update(f"{obj.__module__}.{obj.__qualname__}".encode())
                 for name, src in sorted(source_closure(obj).items()):
                     h.update(name.encode() + b"\0" + hashlib.sha256(src.encode()).digest())
         return h.hexdigest()

@@ -28,7 +28,7 @@ from .errors import GraderError
 from .execution import SandboxHandle, grade_source
 from .problems import Problem
 from .scoring import Grade, Verdict
-from .vectors import Vector, generate
+from .vectors import Vector, generate, hidden_inputs
 
 MIN_VARIANTS = 3
 
@@ -122,7 +122,7 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
 
     try:
         hidden = generate(problem, "hidden")
-        visible = generate(problem, "visible")
+        visible = generate(problem, "visible", exclude=hidden_inputs(hidden))
         again = generate(problem, "hidden")
     except GraderError as exc:
         report.add("vectors", False, str(exc))

@@ -140,8 +140,16 @@ def _check_expected(problem: Problem, expected: Any, where: str) -> dict[str, An
     return expected
 
 
-def generate(problem: Problem, which: str) -> tuple[Vector, ...]:
-    """Draw the hidden or visible vectors of a problem (no cache)."""
+def _args_key(args: list[Any]) -> str:
+    return _canonical(args)
+
+
+def generate(problem: Problem, which: str, exclude: set[str] | None = None) -> tuple[Vector, ...]:
+    """Draw the hidden or visible vectors of a problem (no cache).
+
+    Visible examples are redrawn (from ``[seed, i, attempt]``) when they coincide with a hidden
+    input listed in ``exclude``, so a hidden vector never appears in a prompt.
+    """
     from reference_models import GENERATORS, REFERENCES
 
     spec = problem.data
@@ -162,15 +170,21 @@ def generate(problem: Problem, which: str) -> tuple[Vector, ...]:
     for i in range(count):
         vid = f"{prefix}{i:0{width}d}"
         where = f"{problem.qualified_id} {which} vector {vid}"
-        rng = np.random.default_rng([seed, i])
-        try:
-            drawn = gen(rng, **spec.generator.options)
-        except Exception as exc:  # noqa: BLE001 - a broken generator is a pack error
-            raise ReferenceError_(f"{where}: generator {spec.generator.name} raised {type(exc).__name__}: {exc}") from exc
-        if not isinstance(drawn, dict) or sorted(drawn) != sorted(names):
-            got = sorted(drawn) if isinstance(drawn, dict) else type(drawn).__name__
-            raise ReferenceError_(f"{where}: generator returned {got}, expected arguments {names}")
-        args = [_plain(drawn[n], where) for n in names]
+        for attempt in range(100):
+            rng = np.random.default_rng([seed, i] if attempt == 0 else [seed, i, attempt])
+            try:
+                drawn = gen(rng, **spec.generator.options)
+            except Exception as exc:  # noqa: BLE001 - a broken generator is a pack error
+                raise ReferenceError_(
+                    f"{where}: generator {spec.generator.name} raised {type(exc).__name__}: {exc}") from exc
+            if not isinstance(drawn, dict) or sorted(drawn) != sorted(names):
+                got = sorted(drawn) if isinstance(drawn, dict) else type(drawn).__name__
+                raise ReferenceError_(f"{where}: generator returned {got}, expected arguments {names}")
+            args = [_plain(drawn[n], where) for n in names]
+            if not exclude or _args_key(args) not in exclude:
+                break
+        else:
+            raise ReferenceError_(f"{where}: every draw coincides with a hidden vector (the input space is too small)")
         call_args = json.loads(_canonical(args))  # the reference gets its own copy
         try:
             expected = ref(*call_args)
@@ -179,6 +193,10 @@ def generate(problem: Problem, which: str) -> tuple[Vector, ...]:
         expected = _check_expected(problem, _plain(expected, where), where)
         out.append(Vector(id=vid, args=args, expected=expected))
     return tuple(out)
+
+
+def hidden_inputs(hidden: tuple[Vector, ...]) -> set[str]:
+    return {_args_key(v.args) for v in hidden}
 
 
 def _cache_path(problem: Problem) -> Path:
@@ -199,8 +217,9 @@ def load(problem: Problem, *, use_cache: bool = True) -> VectorSet:
                 )
         except (ValueError, KeyError, TypeError, OSError):
             pass  # a damaged cache entry is recomputed
-    vs = VectorSet(problem_hash=problem.content_hash, hidden=generate(problem, "hidden"),
-                   visible=generate(problem, "visible"))
+    hidden = generate(problem, "hidden")
+    vs = VectorSet(problem_hash=problem.content_hash, hidden=hidden,
+                   visible=generate(problem, "visible", exclude=hidden_inputs(hidden)))
     if use_cache:
         _write_atomic(
             path,

@@ -76,3 +76,43 @@ def handle(sandbox, sandbox_image):
     from grader.execution import SandboxHandle
 
     return SandboxHandle(sandbox, sandbox_image.image_id, sandbox_image.tag)
+
+
+TINY_PACK = ROOT / "tests" / "data" / "packs" / "tiny-pack"
+
+
+@pytest.fixture
+def tiny_registry(monkeypatch):
+    """Register the tiny pack's references as if they lived in reference_models."""
+    import importlib.util
+
+    import reference_models
+
+    name = "reference_models.tiny_testing"
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / "data" / "tiny_refs.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(reference_models, "tiny_testing", module, raising=False)
+    for key, fn in module.REFERENCES.items():
+        monkeypatch.setitem(reference_models.REFERENCES, key, fn)
+    for key, fn in module.GENERATORS.items():
+        monkeypatch.setitem(reference_models.GENERATORS, key, fn)
+    return module
+
+
+@pytest.fixture
+def tiny_catalog(tiny_registry):
+    from grader.problems import Catalog
+
+    return Catalog([TINY_PACK])
+
+
+@pytest.fixture
+def pack_copy(tmp_path, tiny_registry):
+    """A writable copy of the tiny pack (for tests that break files on purpose)."""
+    import shutil
+
+    dst = tmp_path / "packs" / "tiny-pack"
+    shutil.copytree(TINY_PACK, dst)
+    return dst

@@ -1,0 +1,47 @@
+"""The prompt: spec, signature, output table and visible examples; never a hidden vector."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from grader import vectors
+from grader.prompt import render_prompt
+
+
+def test_prompt_contents(tiny_catalog):
+    p = tiny_catalog.find("tiny-pack/sound")
+    vs = vectors.load(p)
+    text = render_prompt(p, vs.visible)
+    assert p.spec.strip() in text
+    assert "def double(x: int) -> dict:" in text
+    assert "| `y` | integer | units | exact |" in text
+    assert "| `half` | number | units | |got - expected| <= 1e-12 + 1e-09 * |expected| |" in text
+    for v in vs.visible:
+        assert f"double(x={v.args[0]})" in text and json.dumps(v.expected, separators=(", ", ": ")) in text
+    for v in vs.hidden:
+        assert f"double(x={v.args[0]})" not in text
+
+
+def test_problems_show_prints_exactly_the_prompt(tiny_catalog, tmp_path):
+    from conftest import TINY_PACK
+
+    # the CLI runs in a subprocess: register the tiny references there through a sitecustomize
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import importlib.util, sys\n"
+        "import reference_models\n"
+        f"spec = importlib.util.spec_from_file_location('reference_models.tiny_testing', {str(TINY_PACK.parents[1] / 'tiny_refs.py')!r})\n"
+        "m = importlib.util.module_from_spec(spec); sys.modules[spec.name] = m; spec.loader.exec_module(m)\n"
+        "reference_models.REFERENCES.update(m.REFERENCES); reference_models.GENERATORS.update(m.GENERATORS)\n"
+    )
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(site), PERFGRADE_PACKS=str(TINY_PACK))
+    out = subprocess.run([sys.executable, "-m", "grader", "problems", "show", "tiny-pack/sound"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    p = tiny_catalog.find("tiny-pack/sound")
+    assert out.stdout == render_prompt(p, vectors.load(p).visible)

@@ -1,0 +1,70 @@
+"""Hidden vectors: deterministic, cached on content, separate from the visible examples."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from grader import vectors
+from grader.errors import ReferenceError_
+from grader.problems import load_pack
+
+
+def test_deterministic_and_seeded_per_index(tiny_catalog):
+    p = tiny_catalog.find("tiny-pack/sound")
+    a = vectors.generate(p, "hidden")
+    b = vectors.generate(p, "hidden")
+    assert a == b and len(a) == 50
+    assert all(v.expected == {"y": 2 * v.args[0], "half": v.args[0] / 2} for v in a)
+    # the tiny generator draws from a small range: a visible draw collides with a hidden one
+    # and is redrawn, so no hidden vector ever reaches the prompt
+    raw_visible = vectors.generate(p, "visible")
+    hidden_keys = {json.dumps(v.args) for v in a}
+    assert not {json.dumps(v.args) for v in raw_visible}.isdisjoint(hidden_keys)
+    vis = vectors.generate(p, "visible", exclude=vectors.hidden_inputs(a))
+    assert [v.id for v in vis] == ["v0", "v1"]
+    assert {json.dumps(v.args) for v in vis}.isdisjoint(hidden_keys)
+    assert vectors.load(p).visible == vis
+
+
+def test_cache_is_keyed_on_content(pack_copy, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFGRADE_CACHE", str(tmp_path / "cache"))
+    p = load_pack(pack_copy).problems[1]
+    vs = vectors.load(p)
+    files = list((tmp_path / "cache" / "vectors").glob("*.json"))
+    assert [f.stem for f in files] == [p.content_hash]
+    assert vectors.load(p).hidden == vs.hidden
+    # a changed seed is a changed problem: new vectors under a new key
+    toml = pack_copy / "sound" / "problem.toml"
+    toml.write_text(toml.read_text().replace("hidden_seed = 11", "hidden_seed = 13"))
+    p2 = [q for q in load_pack(pack_copy).problems if q.id == "sound"][0]
+    vs2 = vectors.load(p2)
+    assert vs2.hidden != vs.hidden and len(list((tmp_path / "cache" / "vectors").glob("*.json"))) == 2
+
+
+def test_damaged_cache_entry_is_recomputed(tiny_catalog, tmp_path, monkeypatch):
+    monkeypatch.setenv("PERFGRADE_CACHE", str(tmp_path / "c"))
+    p = tiny_catalog.find("tiny-pack/sound")
+    vs = vectors.load(p)
+    path = tmp_path / "c" / "vectors" / f"{p.content_hash}.json"
+    path.write_text("{broken")
+    assert vectors.load(p).hidden == vs.hidden
+
+
+def test_reference_errors_name_the_vector(tiny_catalog, tiny_registry, monkeypatch):
+    import reference_models
+
+    p = tiny_catalog.find("tiny-pack/sound")
+    monkeypatch.setitem(reference_models.REFERENCES, "tiny_testing.double", lambda x: {"y": 1 / 0})
+    with pytest.raises(ReferenceError_, match="hidden vector h00: reference tiny_testing.double raised ZeroDivisionError"):
+        vectors.generate(p, "hidden")
+    monkeypatch.setitem(reference_models.REFERENCES, "tiny_testing.double", lambda x: {"y": 2 * x})
+    with pytest.raises(ReferenceError_, match="declares"):
+        vectors.generate(p, "hidden")
+    monkeypatch.setitem(reference_models.REFERENCES, "tiny_testing.double", lambda x: {"y": 2.0 * x, "half": 0.0})
+    with pytest.raises(ReferenceError_, match="output 'y' expected an integer"):
+        vectors.generate(p, "hidden")
+    monkeypatch.setitem(reference_models.REFERENCES, "tiny_testing.double", lambda x: {"y": 2, "half": float("nan")})
+    with pytest.raises(ReferenceError_, match="non-finite"):
+        vectors.generate(p, "hidden")

@@ -1,9 +1,292 @@
-"""``python -m grader report | audit | compare``."""
+"""``python -m grader report | audit | compare``: everything from run directories alone."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from .cli import dump_json
+from .console import console, table
+from .render import pct, verdict_label
 
 
 def register(sub: argparse._SubParsersAction, formatter: type) -> None:
-    pass
+    p = sub.add_parser("report", help="recompute every statistic of a run directory (no model, no Docker)",
+                       formatter_class=formatter,
+                       description="Recompute the summary of a run from its manifest and journal alone.",
+                       epilog="examples:\n  python -m grader report runs/<run>\n"
+                       "  python -m grader report runs/<run> --html report.html\n"
+                       "  python -m grader report runs/<run> --json summary.json")
+    p.add_argument("run", help="run directory")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    p.add_argument("--json", metavar="FILE", nargs="?", const="-", help="write the summary as JSON (stdout: -)")
+    p.add_argument("--no-problems", action="store_true", help="omit the per-problem table")
+    p.set_defaults(handler=cmd_report)
+
+    p = sub.add_parser("audit", help="why each failing sample failed, field by field", formatter_class=formatter,
+                       description="Show each failing sample: the problem, the extracted code with line numbers, the "
+                       "verdict and its reason, the failing vectors field by field (inputs, expected, got, ratio, "
+                       "relative error), the traceback or output tail and the resources used. With --group, cluster "
+                       "failures across samples (and runs) by signature.",
+                       epilog="examples:\n  python -m grader audit runs/<run>\n"
+                       "  python -m grader audit runs/<run> --problem f4-gemm-dram-traffic --verdict wrong_answer\n"
+                       "  python -m grader audit runs/<a> runs/<b> --group")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run directory (several with --group)")
+    p.add_argument("--problem", action="append", metavar="ID", help="only these problems (id or pack/id)")
+    p.add_argument("--sample", action="append", type=int, metavar="N", help="only these sample indices")
+    p.add_argument("--verdict", action="append", metavar="V", help="only these verdicts (e.g. wrong_answer, timeout)")
+    p.add_argument("--limit", type=int, default=20, help="at most this many samples (or clusters) (default 20)")
+    p.add_argument("--group", action="store_true", help="cluster failures by signature")
+    p.add_argument("--no-code", action="store_true", help="do not print the code")
+    p.add_argument("--json", action="store_true", help="print records as JSON")
+    p.set_defaults(handler=cmd_audit)
+
+    p = sub.add_parser("compare", help="paired comparison of two runs", formatter_class=formatter,
+                       description="Compare two runs over the problems and samples both contain: the difference in "
+                       "pass@1 (B - A) with a paired bootstrap confidence interval over problems, and per-problem "
+                       "wins and losses. Warns when the runs used different pack contents.",
+                       epilog="example:\n  python -m grader compare runs/<a> runs/<b>")
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(handler=cmd_compare)
+
+
+# ------------------------------------------------------------------------------------------
+# report
+# ------------------------------------------------------------------------------------------
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .render import render_summary
+    from .results import load_run, run_summary
+
+    loaded = load_run(Path(args.run))
+    summary = run_summary(loaded)
+    if args.json == "-":
+        dump_json(summary)
+    else:
+        render_summary(summary, per_problem=not args.no_problems)
+        if args.json:
+            Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    if args.html:
+        from .html_report import failing_samples, render_html
+
+        Path(args.html).write_text(render_html(summary, failing_samples(Path(args.run))), encoding="utf-8")
+        console(stderr=True).print(f"wrote {args.html}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------
+# audit
+# ------------------------------------------------------------------------------------------
+
+def _matches(problem: str, wanted: list[str] | None) -> bool:
+    return not wanted or any(problem == w or problem.split("/", 1)[-1] == w for w in wanted)
+
+
+def audit_records(run_path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Failing samples of one run, filtered, with everything an audit shows."""
+    from .results import iter_samples
+    from .runs import RunDir
+    from .signatures import signature
+
+    run = RunDir.open(run_path)
+    m = run.manifest
+    titles = {p.id: p.title for p in m.problems}
+    out = []
+    for rec in iter_samples(run):
+        g = rec.grade
+        if g is None or g["verdict"] == "pass":
+            continue
+        if not _matches(rec.problem, args.problem):
+            continue
+        if args.sample and rec.sample not in args.sample:
+            continue
+        if args.verdict and g["verdict"] not in args.verdict:
+            continue
+        comp = rec.completion or {}
+        out.append({
+            "run": m.run_id, "model": m.model, "problem": rec.problem, "title": titles.get(rec.problem, ""),
+            "sample": rec.sample, "verdict": g["verdict"], "reason": g["reason"], "signature": signature(g),
+            "code": comp.get("code"), "extraction": comp.get("extraction"), "grade": g,
+        })
+    return out
+
+
+def _print_sample(r: dict[str, Any], show_code: bool) -> None:
+    from rich.syntax import Syntax
+
+    con = console()
+    g = r["grade"]
+    con.rule(f"{r['problem']} #{r['sample']}  [bold red]{verdict_label(r['verdict'])}[/bold red]")
+    con.print(f"[bold]{r['title']}[/bold]  (run {r['run']}, model {r['model']})")
+    con.print(f"reason: {r['reason']}")
+    if r["signature"]:
+        con.print(f"signature: {r['signature']}")
+    if show_code:
+        if r["code"]:
+            con.print(Syntax(r["code"], "python", line_numbers=True, word_wrap=True,
+                             theme="ansi_light" if con.is_terminal else "default"))
+        else:
+            ex = r.get("extraction") or {}
+            con.print(f"(no code extracted: {ex.get('reason', 'no code')})")
+    for f in g.get("failures") or []:
+        head = f"vector {f['vector']}"
+        if f.get("inputs"):
+            head += f"  inputs {f['inputs'][:300]}"
+        con.print(head)
+        if f.get("diffs"):
+            t = table("field", "expected", "got", "ratio", "rel. error", "note", right=("ratio", "rel. error"))
+            for d in f["diffs"]:
+                t.add_row(d["path"] or "(result)", _short(d.get("expected")), _short(d.get("got")),
+                          "-" if d.get("ratio") is None else f"{d['ratio']:.6g}",
+                          "-" if d.get("rel_err") is None else f"{d['rel_err']:.3g}",
+                          d.get("note") or ("missing" if d["kind"] == "missing" else "extra" if d["kind"] == "extra" else ""))
+            con.print(t)
+        if f.get("error_type"):
+            con.print(f"  {f['error_type']}: {f.get('error_message', '')}")
+            if f.get("traceback"):
+                con.print(f.get("traceback").rstrip(), markup=False, highlight=False)
+    if g.get("output_tail"):
+        con.print("output (tail):")
+        con.print(g["output_tail"][-1500:].rstrip(), markup=False, highlight=False)
+    rss = f"{g['max_rss_kb'] / 1024:.1f} MiB" if g.get("max_rss_kb") else "-"
+    con.print(f"resources: cpu {g.get('cpu_s', 0):.3f}s, wall {g.get('wall_s', 0):.3f}s, peak memory {rss}"
+              + (f", stopped by {g['stop_reason']}: {g.get('stop_detail', '')}" if g.get("stop_reason") else "")
+              + f"; vectors passed {g.get('vectors_passed', 0)}/{g.get('vectors_total', 0)}")
+
+
+def _short(v: Any, n: int = 60) -> str:
+    text = json.dumps(v) if not isinstance(v, str) else v
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def group_failures(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Clusters of failing samples sharing a signature, largest first."""
+    clusters: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        clusters[r["signature"] or r["verdict"]].append(r)
+    out = []
+    for sig, members in clusters.items():
+        rep = members[0]
+        out.append({
+            "signature": sig, "count": len(members),
+            "problems": sorted({m["problem"] for m in members}),
+            "models": sorted({m["model"] for m in members}),
+            "representative": {"run": rep["run"], "problem": rep["problem"], "sample": rep["sample"],
+                               "reason": rep["reason"]},
+        })
+    out.sort(key=lambda c: (-c["count"], c["signature"]))
+    return out
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    records: list[dict[str, Any]] = []
+    for run in args.runs:
+        records.extend(audit_records(Path(run), args))
+    con = console()
+    if args.group:
+        clusters = group_failures(records)
+        if args.json:
+            dump_json(clusters[: args.limit])
+            return 0
+        t = table("count", "signature", "problems", "models", "representative", title="failure signatures",
+                  right=("count",))
+        for c in clusters[: args.limit]:
+            rep = c["representative"]
+            t.add_row(str(c["count"]), c["signature"], ", ".join(p.split("/", 1)[-1] for p in c["problems"][:6])
+                      + (f" (+{len(c['problems']) - 6})" if len(c["problems"]) > 6 else ""),
+                      ", ".join(c["models"]), f"{rep['problem'].split('/', 1)[-1]}#{rep['sample']}")
+        con.print(t)
+        con.print(f"{len(records)} failing samples in {len(clusters)} clusters")
+        return 0
+    if args.json:
+        dump_json(records[: args.limit])
+        return 0
+    if not records:
+        con.print("no failing sample matches")
+        return 0
+    for r in records[: args.limit]:
+        _print_sample(r, not args.no_code)
+    if len(records) > args.limit:
+        con.print(f"... {len(records) - args.limit} more (raise --limit)")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------
+# compare
+# ------------------------------------------------------------------------------------------
+
+def compare_runs(a_path: Path, b_path: Path) -> dict[str, Any]:
+    import numpy as np
+
+    from .results import load_run
+    from .stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+
+    a, b = load_run(a_path), load_run(b_path)
+    warnings = []
+    if a.manifest.pack != b.manifest.pack:
+        warnings.append(f"the runs used different pack contents: {a.manifest.pack} vs {b.manifest.pack}")
+    ha = {p.id: p.content_hash for p in a.manifest.problems}
+    hb = {p.id: p.content_hash for p in b.manifest.problems}
+    changed = sorted(pid for pid in set(ha) & set(hb) if ha[pid] != hb[pid])
+    if changed:
+        warnings.append(f"{len(changed)} shared problem(s) differ in content: {', '.join(changed[:5])}")
+    pa = {(o.problem, o.sample): o.passed for o in a.outcomes if o.counted}
+    pb = {(o.problem, o.sample): o.passed for o in b.outcomes if o.counted}
+    shared = sorted(set(pa) & set(pb))
+    by_problem: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for key in shared:
+        by_problem[key[0]].append((pa[key], pb[key]))
+    rows = []
+    for pid, pairs in sorted(by_problem.items()):
+        ra = sum(x for x, _ in pairs) / len(pairs)
+        rb = sum(y for _, y in pairs) / len(pairs)
+        rows.append({"problem": pid, "n": len(pairs), "a": ra, "b": rb, "diff": rb - ra,
+                     "result": "b better" if rb > ra else "a better" if ra > rb else "tie"})
+    diffs = np.array([r["diff"] for r in rows], dtype=float)
+    ci = None
+    if diffs.size >= 2:
+        rng = np.random.default_rng(BOOTSTRAP_SEED)
+        idx = rng.integers(0, diffs.size, size=(BOOTSTRAP_RESAMPLES, diffs.size))
+        means = diffs[idx].mean(axis=1)
+        ci = [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
+    return {
+        "a": {"run": a.manifest.run_id, "model": a.manifest.model},
+        "b": {"run": b.manifest.run_id, "model": b.manifest.model},
+        "shared_problems": len(rows), "shared_samples": len(shared),
+        "pass1_a": float(np.mean([r["a"] for r in rows])) if rows else None,
+        "pass1_b": float(np.mean([r["b"] for r in rows])) if rows else None,
+        "diff": float(diffs.mean()) if diffs.size else None, "diff_ci95": ci,
+        "wins_b": sum(r["result"] == "b better" for r in rows),
+        "wins_a": sum(r["result"] == "a better" for r in rows),
+        "ties": sum(r["result"] == "tie" for r in rows),
+        "problems": rows, "warnings": warnings,
+    }
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    c = compare_runs(Path(args.run_a), Path(args.run_b))
+    if args.json:
+        dump_json(c)
+        return 0
+    con = console()
+    err = console(stderr=True)
+    for w in c["warnings"]:
+        err.print(f"[bold yellow]warning:[/bold yellow] {w}")
+    con.print(f"A: {c['a']['run']} ({c['a']['model']})\nB: {c['b']['run']} ({c['b']['model']})")
+    con.print(f"{c['shared_problems']} shared problems, {c['shared_samples']} shared samples")
+    ci = c["diff_ci95"]
+    diff = "-" if c["diff"] is None else f"{100 * c['diff']:+.1f} points"
+    con.print(f"pass@1  A {pct(c['pass1_a'])}  B {pct(c['pass1_b'])}  B - A = {diff}"
+              + (f"  (95% paired bootstrap CI [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}])" if ci else ""))
+    con.print(f"per problem: B better on {c['wins_b']}, A better on {c['wins_a']}, tied on {c['ties']}")
+    t = table("problem", "n", "A", "B", "B - A", right=("n", "A", "B", "B - A"))
+    for r in sorted(c["problems"], key=lambda r: r["diff"]):
+        t.add_row(r["problem"].split("/", 1)[-1], str(r["n"]), pct(r["a"]), pct(r["b"]), f"{100 * r['diff']:+.1f}")
+    con.print(t)
+    return 0

@@ -86,6 +86,7 @@ class FieldDiff(_Rec):
 class VectorFailure(_Rec):
     vector: str
     kind: Literal["wrong_answer", "wrong_type", "runtime_error"]
+    inputs: str = ""  # the vector's arguments, summarised (JSON, truncated)
     diffs: list[FieldDiff] = Field(default_factory=list)
     error_type: str | None = None
     error_message: str = ""
@@ -235,6 +236,11 @@ def compare_output(outputs: Sequence[FieldSpec], expected: dict[str, Any], got: 
     return diffs[:MAX_DIFFS_PER_VECTOR]
 
 
+def summarize_inputs(args: list[Any], limit: int = 600) -> str:
+    text = json.dumps(args, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 15] + "...[truncated]"
+
+
 def _top_field(path: str) -> str:
     for sep in (".", "["):
         path = path.split(sep, 1)[0]
@@ -299,7 +305,7 @@ def grade(result: ExecResult, vectors: Sequence[Vector], outputs: Sequence[Field
             failed_ids.append(case.id)
             if len(failures) < MAX_FAILURES_KEPT:
                 failures.append(VectorFailure(
-                    vector=case.id, kind=kind.value, error_type=etype,
+                    vector=case.id, kind=kind.value, inputs=summarize_inputs(vec.args), error_type=etype,
                     error_message=err.message if err else "", traceback=err.traceback if err else ""))
             worst = max(worst, kind, key=rank.__getitem__)
             continue
@@ -327,7 +333,8 @@ def grade(result: ExecResult, vectors: Sequence[Vector], outputs: Sequence[Field
         kind = Verdict.WRONG_TYPE if any(d.kind != "value" for d in diffs) else Verdict.WRONG_ANSWER
         failed_ids.append(case.id)
         if len(failures) < MAX_FAILURES_KEPT:
-            failures.append(VectorFailure(vector=case.id, kind=kind.value, diffs=diffs))
+            failures.append(VectorFailure(vector=case.id, kind=kind.value, inputs=summarize_inputs(vec.args),
+                                          diffs=diffs))
         worst = max(worst, kind, key=rank.__getitem__)
 
     fields = {

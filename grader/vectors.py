@@ -221,15 +221,16 @@ def load(problem: Problem, *, use_cache: bool = True) -> VectorSet:
     vs = VectorSet(problem_hash=problem.content_hash, hidden=hidden,
                    visible=generate(problem, "visible", exclude=hidden_inputs(hidden)))
     if use_cache:
+        # key order is kept as generated (not sorted), so cached vectors render the same prompt
         _write_atomic(
             path,
-            _canonical({
+            json.dumps({
                 "format": VECTOR_FORMAT,
                 "problem": problem.qualified_id,
                 "problem_hash": problem.content_hash,
                 "hidden": [v.__dict__ for v in vs.hidden],
                 "visible": [v.__dict__ for v in vs.visible],
-            }),
+            }, separators=(",", ":"), allow_nan=False),
         )
     return vs
 

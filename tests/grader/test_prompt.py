@@ -45,3 +45,10 @@ def test_problems_show_prints_exactly_the_prompt(tiny_catalog, tmp_path):
     assert out.returncode == 0, out.stderr
     p = tiny_catalog.find("tiny-pack/sound")
     assert out.stdout == render_prompt(p, vectors.load(p).visible)
+
+
+def test_cached_vectors_render_the_same_prompt(tiny_catalog):
+    p = tiny_catalog.find("tiny-pack/sound")
+    fresh = render_prompt(p, vectors.load(p).visible)  # generated and written to the cache
+    cached = render_prompt(p, vectors.load(p).visible)  # read back from the cache
+    assert fresh == cached

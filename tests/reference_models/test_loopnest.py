@@ -1,0 +1,214 @@
+"""The loop-nest references against the brute-force trace simulator and the published numbers.
+
+The simulator lives beside this file (``tracesim.py``); this directory has no ``__init__.py`` (it
+would shadow the real ``reference_models`` package), so the directory is put on ``sys.path``
+explicitly and the simulator imported as a top-level module.
+"""
+
+from __future__ import annotations
+
+import sys
+from math import prod
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tracesim import simulate  # noqa: E402
+
+from reference_models import GENERATORS, REFERENCES  # noqa: E402
+from reference_models.loopnest import analyze, gemm_two_level_traffic, tile_footprint  # noqa: E402
+
+N_CASES = 300
+
+
+# ------------------------------------------------------------------------------------------
+# random mapped loop nests (small enough to simulate)
+# ------------------------------------------------------------------------------------------
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _split(rng: np.random.Generator, total: int, parts: int) -> list[int]:
+    """An exact factorization of ``total`` into ``parts`` ordered factors."""
+    out = []
+    for _ in range(parts - 1):
+        f = int(rng.choice(_divisors(total)))
+        out.append(f)
+        total //= f
+    out.append(total)
+    rng.shuffle(out)
+    return out
+
+
+def random_case(rng: np.random.Generator, kind: str, imperfect: bool = False, spatial: bool = True) -> dict:
+    depth = int(rng.integers(1, 5))
+    if kind == "gemm":
+        bounds = {d: int(rng.integers(1, 8)) for d in ("M", "N", "K")}
+        workload = {"kind": "gemm", **bounds}
+    else:
+        bounds = {"N": int(rng.integers(1, 3)), "K": int(rng.integers(1, 4)), "C": int(rng.integers(1, 3)),
+                  "P": int(rng.integers(1, 7)), "Q": int(rng.integers(1, 4)), "R": int(rng.integers(1, 4)),
+                  "S": int(rng.integers(1, 3))}
+        workload = {"kind": "conv", **bounds, "stride": int(rng.integers(1, 4)), "dilation": int(rng.integers(1, 3))}
+    levels = [{"temporal": [], "spatial": []} for _ in range(depth)]
+    for d, bound in bounds.items():
+        remaining = bound
+        for lv in range(depth):
+            if lv == depth - 1:
+                share = remaining
+            elif imperfect:
+                share = int(rng.integers(1, remaining + 1)) if rng.random() < 0.7 else 1
+            else:
+                share = int(rng.choice(_divisors(remaining)))
+            remaining = -(-remaining // share)
+            if share == 1 and rng.random() < 0.7:
+                continue
+            n_sp = int(rng.integers(0, 2)) if spatial and rng.random() < 0.35 else 0
+            n_t = int(rng.integers(1, 3))
+            for k, f in enumerate(_split(rng, share, n_sp + n_t)):
+                (levels[lv]["spatial"] if k < n_sp else levels[lv]["temporal"]).append([d, f])
+    for lv in levels:
+        order = rng.permutation(len(lv["temporal"]))
+        lv["temporal"] = [lv["temporal"][i] for i in order]
+    arch = {"levels": []}
+    for lv in range(depth):
+        bypass = [t for t in ("I", "W", "O") if lv < depth - 1 and rng.random() < 0.3]
+        arch["levels"].append({"name": f"L{lv}", "bypass": bypass})
+    return {"workload": workload, "architecture": arch, "mapping": {"levels": levels}}
+
+
+def _padded_macs(case: dict) -> int:
+    return prod(f for lv in case["mapping"]["levels"] for _, f in lv["temporal"] + lv["spatial"])
+
+
+def _cases(seed: int, kind: str, imperfect: bool, limit: int = 700):
+    rng = np.random.default_rng(seed)
+    made = 0
+    while made < N_CASES:
+        case = random_case(rng, kind, imperfect)
+        if _padded_macs(case) > limit:
+            continue
+        made += 1
+        yield case
+
+
+def _assert_same(case, **kw):
+    try:
+        got = analyze(case["workload"], case["architecture"], case["mapping"], **kw)
+    except NotImplementedError:
+        return False
+    want = simulate(case["workload"], case["architecture"], case["mapping"], **kw)
+    assert got == want, (case, kw)
+    return True
+
+
+# ------------------------------------------------------------------------------------------
+# property tests of the core
+# ------------------------------------------------------------------------------------------
+
+def test_gemm_perfect_matches_simulator():
+    for case in _cases(1, "gemm", imperfect=False):
+        assert _assert_same(case)
+
+
+def test_gemm_imperfect_matches_simulator():
+    padded = 0
+    for case in _cases(2, "gemm", imperfect=True):
+        assert _assert_same(case)
+        wl = case["workload"]
+        padded += any(
+            prod(f for lv in case["mapping"]["levels"] for d2, f in lv["temporal"] + lv["spatial"] if d2 == d) > wl[d]
+            for d in ("M", "N", "K")
+        )
+    assert padded > N_CASES // 3  # the ragged edges really are exercised
+
+
+@pytest.mark.parametrize("reuse,footprint", [("delta", "bbox"), ("delta", "exact"), ("refetch", "bbox"), ("refetch", "exact")])
+def test_conv_matches_simulator(reuse, footprint):
+    checked = 0
+    rng = np.random.default_rng({"delta": 3, "refetch": 4}[reuse] * 10 + len(footprint))
+    while checked < N_CASES // 2:
+        case = random_case(rng, "conv")
+        if _padded_macs(case) > 400:
+            continue
+        checked += _assert_same(case, input_reuse=reuse, footprint=footprint)
+
+
+def test_bad_mappings_are_rejected():
+    wl = {"kind": "gemm", "M": 5, "N": 1, "K": 1}
+    arch = {"levels": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}
+    with pytest.raises(ValueError):  # not a ceiling tower: above A the factors give 4, not 3
+        analyze(wl, arch, {"levels": [{"temporal": [["M", 2]]}, {"temporal": [["M", 2]]}, {"temporal": [["M", 2]]}]})
+    with pytest.raises(ValueError):  # too small
+        analyze(wl, arch, {"levels": [{"temporal": [["M", 2]]}, {}, {"temporal": [["M", 2]]}]})
+    with pytest.raises(ValueError):  # conv factors must be exact
+        analyze({"kind": "conv", "P": 5}, arch, {"levels": [{"temporal": [["P", 2]]}, {}, {"temporal": [["P", 3]]}]})
+    with pytest.raises(ValueError):  # the outermost level holds everything
+        analyze(wl, {"levels": [{"name": "A"}, {"name": "B", "bypass": ["I"]}]}, {"levels": [{"temporal": [["M", 5]]}, {}]})
+
+
+# ------------------------------------------------------------------------------------------
+# published numbers
+# ------------------------------------------------------------------------------------------
+
+TWO = {"levels": [{"name": "buffer"}, {"name": "DRAM"}]}
+
+
+def _two(buffer, dram):
+    return {"levels": [{"temporal": buffer}, {"temporal": dram}]}
+
+
+def test_stationarity_examples():
+    wl = {"kind": "gemm", "M": 8, "N": 6, "K": 4}
+    assert gemm_two_level_traffic(wl, {"M": 1, "N": 3, "K": 4}, [["N", 2], ["M", 8]]) == {
+        "I_reads": 32, "W_reads": 192, "O_writes": 48, "O_reads": 0}
+    assert gemm_two_level_traffic(wl, {"M": 1, "N": 3, "K": 2}, [["M", 8], ["K", 2], ["N", 2]]) == {
+        "I_reads": 64, "W_reads": 24, "O_writes": 96, "O_reads": 48}
+    r = analyze(wl, TWO, _two([["K", 4], ["N", 3]], [["N", 2], ["M", 8]]))["levels"][1]
+    assert (r["I"]["reads"], r["W"]["reads"], r["O"]["updates"], r["O"]["reads"]) == (32, 192, 48, 0)
+    r = analyze(wl, TWO, _two([["N", 3], ["K", 2]], [["M", 8], ["K", 2], ["N", 2]]))["levels"][1]
+    assert (r["I"]["reads"], r["W"]["reads"], r["O"]["updates"], r["O"]["reads"]) == (64, 24, 96, 48)
+
+
+TUTORIAL = [  # conv1d R=3, P=16 (K as given): buffer loops, DRAM loops, expected numbers
+    ({"P": 16, "R": 3}, [["P", 16]], [["R", 3]], dict(wf=3, if_=18, or_=32, ou=48, dw=3, di=18, dou=16), 48),
+    ({"P": 16, "R": 3}, [["R", 3]], [["P", 16]], dict(wf=3, if_=18, or_=32, ou=48, dw=3, di=18, dou=16), 48),
+    ({"P": 16, "R": 3, "K": 32}, [["R", 3]], [["P", 16], ["K", 32]],
+     dict(wf=96, if_=576, or_=1024, ou=1536, dw=96, di=576, dou=512), 1536),
+    ({"P": 16, "R": 3, "K": 32}, [["R", 3], ["K", 2]], [["P", 16], ["K", 16]],
+     dict(wf=96, if_=288, or_=1024, ou=1536, dw=96, di=288, dou=512), 768),
+]
+
+
+@pytest.mark.parametrize("dims,buffer,dram,want,refetch", TUTORIAL)
+def test_timeloop_conv1d_tutorial(dims, buffer, dram, want, refetch):
+    wl = {"kind": "conv", **dims}
+    buf, mem = analyze(wl, TWO, _two(buffer, dram), input_reuse="delta")["levels"]
+    got = dict(wf=buf["W"]["fills"], if_=buf["I"]["fills"], or_=buf["O"]["reads"], ou=buf["O"]["updates"],
+               dw=mem["W"]["reads"], di=mem["I"]["reads"], dou=mem["O"]["updates"])
+    assert got == want
+    assert mem["O"]["reads"] == 0
+    buf, mem = analyze(wl, TWO, _two(buffer, dram), input_reuse="refetch")["levels"]
+    assert buf["I"]["fills"] == mem["I"]["reads"] == refetch
+    assert simulate(wl, TWO, _two(buffer, dram), input_reuse="delta")["levels"][0]["I"]["fills"] == want["if_"]
+
+
+def test_spatial_multicast_and_reduction():
+    wl = {"kind": "gemm", "M": 8, "N": 8, "K": 4}
+    n_unrolled = {"levels": [{"temporal": [["M", 8], ["N", 2], ["K", 4]], "spatial": [["N", 4]]}, {}]}
+    buf = analyze(wl, TWO, n_unrolled)["levels"][0]
+    assert buf["I"]["reads"] == 64 and buf["W"]["reads"] == 256
+    k_unrolled = {"levels": [{"temporal": [["M", 8], ["N", 8]], "spatial": [["K", 4]]}, {}]}
+    buf = analyze(wl, TWO, k_unrolled)["levels"][0]
+    assert buf["O"]["updates"] == 256 // 4 and buf["O"]["reads"] == 0
+    assert simulate(wl, TWO, k_unrolled)["levels"][0]["O"] == buf["O"]
+
+
+def test_footprint_exact_vs_bbox():
+    wl = {"kind": "conv", "P": 8, "R": 3, "stride": 2}
+    assert tile_footprint(wl, {"P": 4, "R": 1}, "I", "exact") == 4
+    assert tile_footprint(wl, {"P": 4, "R": 1}, "I", "bbox") == 7

@@ -1,6 +1,202 @@
-"""Reference models: loopnest (see the pack README for the families it covers)."""
+"""Loop-nest analysis: off-chip traffic, multi-level access counts, sliding windows and spatial
+unrolling (families F4, F5, F6 and F7), Timeloop-legacy style.
+
+Input format (plain JSON dicts)
+===============================
+
+**workload**
+
+* GEMM ``O[m][n] += I[m][k] * W[k][n]``: ``{"kind": "gemm", "M": 8, "N": 6, "K": 4}``.
+* conv ``O[n][k][p][q] += I[n][c][p*stride + r*dilation][q*stride + s*dilation] * W[k][c][r][s]``:
+  ``{"kind": "conv", "N": 1, "K": 32, "C": 1, "P": 16, "Q": 1, "R": 3, "S": 1, "stride": 1,
+  "dilation": 1}``. Missing dimensions, stride and dilation default to 1, so a conv1d is
+  ``{"kind": "conv", "P": 16, "R": 3}``. There is no padding: the input has
+  ``(P-1)*stride + (R-1)*dilation + 1`` rows.
+
+Tensors are named ``"I"`` (input), ``"W"`` (weights) and ``"O"`` (outputs). A dimension is
+*relevant* to a tensor when it indexes it: GEMM I {M, K}, W {K, N}, O {M, N}; conv I {N, C, P, Q,
+R, S}, W {K, C, R, S}, O {N, K, P, Q}.
+
+**architecture**: ``{"levels": [{"name": "RF", "bypass": ["W"]}, {"name": "GB"}, {"name":
+"DRAM"}]}``, storage levels listed from the **innermost** (next to the MACs) to the **outermost**.
+``bypass`` lists the tensors a level does not hold (default none); the outermost level holds
+every tensor.
+
+**mapping**: ``{"levels": [{"temporal": [["K", 4], ["N", 3]], "spatial": [["N", 4]]}, ...]}``,
+one entry per architecture level in the same order. ``temporal`` lists the level's loops as
+``[dimension, factor]`` pairs **innermost first**; ``spatial`` lists the loops unrolled across the
+instances of the level below (for level 0, across MAC units), also innermost first. In the full
+loop nest a level's temporal loops enclose its spatial loops, which enclose everything of the
+levels below. The factors of a dimension over all levels multiply to its bound. For GEMM they may
+overshoot it (imperfect factors, e.g. ``ceil``): the iterations past the bound are skipped, and a
+tile is what the valid MACs under it touch, so edge tiles are clipped and an instance whose
+share is all padding holds nothing. Conv mappings must factor every dimension exactly.
+
+Conventions
+===========
+
+* The tile of a level spans every loop at that level and below (its own temporal and spatial
+  loops included); a tensor's tile is its projection. For the conv input rows the tile is either
+  the exact set ``{p*stride + r*dilation}`` or its bounding box (``footprint="exact"|"bbox"``;
+  Timeloop uses the bounding box).
+* A level's tile changes only when a temporal loop above it iterates. **Fills** of a level are the
+  elements entering its tile, summed over all its instances; the first tile counts; the outermost
+  level has no fills. For the input with ``input_reuse="delta"`` only the elements new to the
+  tile are fetched (sliding-window reuse, Timeloop); with ``"refetch"`` the whole tile is fetched
+  whenever its set of elements changes (ZigZag). Tensors without sliding windows behave the same
+  under both. For GEMM this is the stationarity rule: a tensor's fills are its tile times the
+  bounds of the loops above, scanned inner to outer from the first relevant loop of bound > 1.
+* **Reads** of a read-only tensor at a level are what its child (the next inner level holding the
+  tensor) fetches, counted once per instance of the level even when several child instances
+  receive the element (multicast); at the innermost level holding it, one read per distinct
+  element the MAC units under an instance use in a time step (so ``MACs`` reads, divided by the
+  unrolled dimensions irrelevant to the tensor).
+* **Outputs**: updates of the innermost holder are the distinct outputs its MAC units produce per
+  time step (spatial reduction merges the partial sums of unrolled reduction dimensions); the
+  updates of an outer holder are the write-backs of its child, merged the same way: the child
+  instances under one instance of the holder accumulate together, and an element is written back
+  when it leaves the union of their tiles (and once more at the final drain). ``reads = updates - partition``: every update
+  is a read-modify-write except the first of each element at each instance (Timeloop's first-read
+  elision); the partition is the number of distinct elements the instances of the level hold
+  over the run. Fills of an output tile are the partial sums read back from the parent (the
+  parent's reads).
+* Counts are totals over all instances of a level (per-instance counts are these divided by
+  ``instances``).
+
+Public functions
+================
+
+* :func:`analyze` (workload, architecture, mapping) -> per level per tensor reads/fills/updates.
+* :func:`gemm_two_level_traffic` (dims, buffer_tile, dram_loops) -> DRAM traffic of a two-level
+  GEMM in elements.
+* :func:`tile_footprint` and :func:`stationarity_count` for the building blocks.
+"""
 
 from __future__ import annotations
+
+from math import prod
+from typing import Any, Mapping, Sequence
+
+from ._nestcore import (
+    FOOTPRINTS,
+    INPUT_REUSE,
+    TENSORS,
+    access_counts,
+    build_nest,
+    parse_workload,
+    tile_size,
+)
+
+GEMM_RELEVANT = {"I": ("M", "K"), "W": ("K", "N"), "O": ("M", "N")}
+
+
+# ------------------------------------------------------------------------------------------
+# public building blocks
+# ------------------------------------------------------------------------------------------
+
+def analyze(
+    workload: Mapping[str, Any],
+    architecture: Mapping[str, Any],
+    mapping: Mapping[str, Any],
+    input_reuse: str = "delta",
+    footprint: str = "bbox",
+) -> dict[str, Any]:
+    """Per-level, per-tensor access counts of a mapped loop nest (see the module docstring).
+
+    Returns ``{"macs", "steps", "mac_units", "levels": [{"name", "instances", "tiles": {t: n},
+    "I": {"reads", "fills", "updates"}, "W": {...}, "O": {...}}, ...]}``, levels inner to outer.
+    ``steps`` is the number of temporal iterations (padded), ``mac_units`` the product of every
+    spatial factor, ``tiles`` the per-instance tile of each tensor the level holds (0 if bypassed).
+    """
+    nest = build_nest(workload, architecture, mapping)
+    counts = access_counts(nest, input_reuse, footprint)
+    levels = []
+    for lv, name in enumerate(nest.names):
+        entry: dict[str, Any] = {
+            "name": name,
+            "instances": nest.instances(lv),
+            "tiles": {t: tile_size(nest, t, lv, footprint) if t in nest.keeps[lv] else 0 for t in TENSORS},
+        }
+        entry.update({t: dict(counts[lv][t]) for t in TENSORS})
+        levels.append(entry)
+    return {
+        "macs": nest.workload.macs,
+        "steps": prod(lp.factor for lp in nest.loops if not lp.spatial),
+        "mac_units": prod(lp.factor for lp in nest.loops if lp.spatial),
+        "levels": levels,
+    }
+
+
+def tile_footprint(workload: Mapping[str, Any], extents: Mapping[str, int], tensor: str,
+                   footprint: str = "bbox") -> int:
+    """Elements of ``tensor`` touched by a tile spanning ``extents`` (dimension -> extent,
+    missing dimensions 1), clipped to the workload bounds."""
+    wl = parse_workload(workload)
+    ext = {d: min(int(extents.get(d, 1)), wl.bounds[d]) for d in wl.dims}
+    total = 1
+    for axis in wl.axes[tensor]:
+        if len(axis) == 1:
+            total *= ext[axis[0][0]]
+        elif footprint == "bbox":
+            total *= sum(c * (ext[d] - 1) for d, c in axis) + 1
+        else:
+            values = {0}
+            for d, c in axis:
+                values = {x + c * v for x in values for v in range(ext[d])}
+            total *= len(values)
+    return total
+
+
+def stationarity_count(relevant: Sequence[str], bounds: Mapping[str, int],
+                       outer_loops: Sequence[Sequence[Any]]) -> int:
+    """Elements moved into a tile of a tensor with identity projections (GEMM-like), over the
+    loops above it (``[dim, factor]`` pairs, inner to outer): the product of the bounds of the
+    relevant dimensions times the factors of the irrelevant loops that lie outside the first
+    relevant loop of factor > 1. Equal to tile x product-from-first-relevant for perfect factors,
+    and exact for clipped edge tiles (ceil factors) as well."""
+    rel = set(relevant)
+    count = prod(bounds[d] for d in rel)
+    started = False
+    for d, f in outer_loops:
+        if d in rel and f > 1:
+            started = True
+        if started and d not in rel:
+            count *= f
+    return count
+
+
+def gemm_two_level_traffic(dims: Mapping[str, int], buffer_tile: Mapping[str, int],
+                           dram_loops: Sequence[Sequence[Any]]) -> dict[str, int]:
+    """DRAM traffic of a GEMM on a buffer + DRAM hierarchy, in elements.
+
+    ``dims`` = {"M", "N", "K"}; ``buffer_tile`` = the buffer's tile extent per dimension;
+    ``dram_loops`` = the DRAM-level loops, ``[dim, factor]`` inner to outer, whose factors per
+    dimension multiply to ``ceil(dim / tile)`` (edge tiles are clipped). Returns ``I_reads``,
+    ``W_reads``, ``O_writes`` (write-backs, final ones included) and ``O_reads`` (partial-sum
+    read-backs = O_writes - M*N, the first read of every output elided).
+    """
+    for d in ("M", "N", "K"):
+        tile = int(buffer_tile[d])
+        f = prod(int(x) for dd, x in dram_loops if dd == d)
+        if tile < 1 or f != -(-int(dims[d]) // tile):
+            raise ValueError(f"DRAM factors of {d} multiply to {f}, expected ceil({dims[d]}/{tile})")
+    counts = {t: stationarity_count(GEMM_RELEVANT[t], dims, dram_loops) for t in TENSORS}
+    return {
+        "I_reads": counts["I"],
+        "W_reads": counts["W"],
+        "O_writes": counts["O"],
+        "O_reads": counts["O"] - int(dims["M"]) * int(dims["N"]),
+    }
+
+
+__all__ = [
+    "FOOTPRINTS",
+    "INPUT_REUSE",
+    "analyze",
+    "gemm_two_level_traffic",
+    "stationarity_count",
+    "tile_footprint",
+]
 
 REFERENCES: dict = {}
 GENERATORS: dict = {}

@@ -59,9 +59,9 @@ def random_case(rng: np.random.Generator, kind: str, imperfect: bool = False, sp
         remaining = bound
         for lv in range(depth):
             if lv == depth - 1:
-                share = remaining
+                share = remaining + (int(rng.integers(0, 3)) if imperfect and rng.random() < 0.2 else 0)
             elif imperfect:
-                share = int(rng.integers(1, remaining + 1)) if rng.random() < 0.7 else 1
+                share = int(rng.integers(1, remaining + 2)) if rng.random() < 0.7 else 1
             else:
                 share = int(rng.choice(_divisors(remaining)))
             remaining = -(-remaining // share)
@@ -141,8 +141,6 @@ def test_conv_matches_simulator(reuse, footprint):
 def test_bad_mappings_are_rejected():
     wl = {"kind": "gemm", "M": 5, "N": 1, "K": 1}
     arch = {"levels": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}
-    with pytest.raises(ValueError):  # not a ceiling tower: above A the factors give 4, not 3
-        analyze(wl, arch, {"levels": [{"temporal": [["M", 2]]}, {"temporal": [["M", 2]]}, {"temporal": [["M", 2]]}]})
     with pytest.raises(ValueError):  # too small
         analyze(wl, arch, {"levels": [{"temporal": [["M", 2]]}, {}, {"temporal": [["M", 2]]}]})
     with pytest.raises(ValueError):  # conv factors must be exact

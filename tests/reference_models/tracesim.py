@@ -9,11 +9,11 @@ sub-nest below the level, for the current values of the loops above it), and cou
   tile whenever the set changes); the parent's reads = the union, over the child instances under
   one parent instance, of what they fetch in that step (multicast counted once); at the innermost
   holder, reads = the distinct operands of the valid MACs under an instance in each time step;
-* outputs: write-backs = elements leaving a child tile plus the final drain, merged over the
-  child instances under one parent instance (spatial reduction); a partial sum is read back
-  whenever an element enters a child instance's tile again (not the first time it ever enters
-  that instance); at the innermost holder every update is a read-modify-write except the first
-  update of each element at an instance.
+* outputs: the child instances under one parent instance accumulate together (spatial
+  reduction): write-backs = elements leaving the union of their tiles, plus the final drain; a
+  partial sum is read back whenever an element enters that union again (not the first time); at
+  the innermost holder every update is a read-modify-write except the first update of each
+  element at an instance.
 
 Nothing is shared with the closed forms: only the input format is the same.
 """
@@ -125,27 +125,30 @@ class Trace:
         return accesses, firsts
 
     def _pair(self, tensor: str, child: int, parent: int) -> dict[str, int]:
-        """Simulate the child's tiles over time; the parent serves them."""
+        """Simulate the child's tiles over time; the parent serves them.
+
+        The child instances under one parent instance form a group. For a read-only tensor the
+        parent reads, per step, the union of what the group's instances fetch (multicast). For
+        the outputs the group is one accumulator (spatial reduction): an element is written back
+        when it leaves the union of the group's tiles (when the last instance holding it drops
+        it, or at the final drain) and read back when it enters that union again.
+        """
         outer_t = [i for i, lp in enumerate(self.loops) if not lp[3] and lp[2] > child]
         inst_sp = [i for i, lp in enumerate(self.loops) if lp[3] and lp[2] > child]
         prev: dict[tuple, frozenset] = {}
+        prev_group: dict[tuple, set] = defaultdict(set)
         ever: dict[tuple, set] = defaultdict(set)
         fills = reads = updates = 0
         for step in self._combos(outer_t):
             fetched: dict[tuple, set] = defaultdict(set)
-            leaving: dict[tuple, set] = defaultdict(set)
-            back: dict[tuple, set] = defaultdict(set)
+            union: dict[tuple, set] = defaultdict(set)
             for inst in self._combos(inst_sp):
                 key = tuple(sorted(inst.items()))
                 group = tuple(sorted((i, dg) for i, dg in inst.items() if self.loops[i][2] > parent))
                 new = self._tile(tensor, child, {**step, **inst})
                 old = prev.get(key, frozenset())
-                if tensor == "O":
-                    leaving[group] |= old - new
-                    entering = new - old
-                    back[group] |= entering & ever[key]
-                    ever[key] |= entering
-                else:
+                union[group] |= new
+                if tensor != "O":
                     if self.reuse == "refetch":
                         got = new if new != old else frozenset()
                     else:
@@ -153,15 +156,18 @@ class Trace:
                     fills += len(got)
                     fetched[group] |= got
                 prev[key] = new
-            reads += sum(len(s) for s in fetched.values()) + sum(len(s) for s in back.values())
-            fills += sum(len(s) for s in back.values()) if tensor == "O" else 0
-            updates += sum(len(s) for s in leaving.values())
+            reads += sum(len(s) for s in fetched.values())
+            if tensor == "O":
+                for group, now in union.items():
+                    before = prev_group[group]
+                    updates += len(before - now)
+                    back = (now - before) & ever[group]
+                    reads += len(back)
+                    fills += len(back)
+                    ever[group] |= now
+                    prev_group[group] = now
         if tensor == "O":  # the final drain
-            drain: dict[tuple, set] = defaultdict(set)
-            for key, tile in prev.items():
-                group = tuple((i, dg) for i, dg in key if self.loops[i][2] > parent)
-                drain[group] |= tile
-            updates += sum(len(s) for s in drain.values())
+            updates += sum(len(s) for s in prev_group.values())
         return {"fills": fills, "reads": reads, "updates": updates}
 
     def run(self) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 
 import docker
 import docker.errors
@@ -61,6 +62,27 @@ def connect(timeout: float = API_TIMEOUT_S) -> docker.APIClient:
         raise EngineUnavailable(f"cannot reach the Docker engine: {short_error(exc)}") from None
     except API_ERRORS as exc:
         raise EngineUnavailable(f"cannot reach the Docker engine: {short_error(exc)}") from None
+
+
+def engine_identity(base_url: str | None = None) -> str | None:
+    """Which daemon process answers on a local unix socket: its pid and the pid's start time.
+
+    A changed identity means the engine restarted. Read with SO_PEERCRED, so nothing running
+    inside a container can influence it. None when the engine is not on a local unix socket.
+    """
+    url = base_url or os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if not url.startswith("unix://"):
+        return None
+    path = url[len("unix://"):]
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(2.0)
+            s.connect(path)
+            raw = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        pid = struct.unpack("3i", raw)[0]
+    except OSError:
+        return None
+    return f"{pid}:{_pid_start(pid)}"
 
 
 def short_error(exc: BaseException) -> str:

@@ -180,6 +180,8 @@ def build(
             forcerm=True,
             pull=False,
             decode=True,
+            # the offline base already holds numpy: build without any network at all
+            network_mode="none" if base_ref.startswith(BASE_REPO + ":") else None,
         )
         log: list[str] = []
         for chunk in stream:

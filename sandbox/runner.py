@@ -30,6 +30,7 @@ from .engine import (
     LABEL_OWNER,
     LABEL_RUN,
     connect,
+    engine_identity,
     owner_tag,
     short_error,
     sweep,
@@ -146,7 +147,8 @@ class Sandbox:
         self.client = client or connect(api_timeout)
         self.owner = owner_tag()
         self.labels = {LABEL_MANAGED: "1", LABEL_RUN: self.run_id, LABEL_OWNER: self.owner}
-        self._image_checked = False
+        # the daemon answering on DOCKER_HOST; a change means it restarted under a running container
+        self.engine_id = engine_identity()
 
     # -- public API ------------------------------------------------------------------------
     def run(self, job: Job, limits: Limits | None = None) -> ExecResult:
@@ -255,6 +257,7 @@ class Sandbox:
         self, jobs: list[Job], limits: Limits, payload: bytes, backstop: float, channel_cap: int
     ) -> list[ExecResult]:
         t0 = time.monotonic()
+        wall_start = time.time()
         cid = self._create(limits)
         sock = None
         try:
@@ -305,7 +308,7 @@ class Sandbox:
             oom = False
             if not assembler.ended and host_stop is None and assembler.protocol_error is None:
                 # the stream ended early: learn from the engine how the container died
-                exit_code, oom = self._post_mortem(cid)
+                exit_code, oom = self._post_mortem(cid, wall_start)
                 if oom:
                     host_stop = StopInfo(reason="memory", phase="container", by_host=True,
                                          detail="the container was killed by the out-of-memory killer",
@@ -330,14 +333,29 @@ class Sandbox:
                 _drain_and_close(sock)
             self._remove(cid)
 
-    def _post_mortem(self, cid: str) -> tuple[int | None, bool]:
-        """Exit code and OOM flag of a container whose stream ended early."""
+    def _post_mortem(self, cid: str, since: float) -> tuple[int | None, bool]:
+        """Exit code and OOM flag of a container whose stream ended early.
+
+        Raises InfrastructureError when the container died for reasons outside the candidate's
+        control, which nothing inside the container can fake: the engine is unreachable or lost
+        the container, the engine restarted (its process changed), or someone outside sent the
+        container a signal through the engine (a daemon shutdown, an operator's docker stop).
+        """
         try:
             state = self.client.wait(cid, timeout=10)
             code = state.get("StatusCode")
             info = self.client.inspect_container(cid)
+            kills = list(self.client.events(since=int(since) - 1, until=int(time.time()) + 1, decode=True,
+                                            filters={"container": cid, "type": "container", "event": "kill"}))
         except API_ERRORS as exc:
             raise InfrastructureError(f"the engine lost the container: {short_error(exc)}") from exc
+        now_id = engine_identity()
+        if self.engine_id is not None and now_id != self.engine_id:
+            self.engine_id = now_id
+            raise InfrastructureError("the Docker engine restarted while the container ran")
+        if kills:
+            sig = (kills[0].get("Actor") or {}).get("Attributes", {}).get("signal", "?")
+            raise InfrastructureError(f"the container was killed through the engine (signal {sig}), not by its code")
         st = info.get("State") or {}
         if st.get("Error"):
             raise InfrastructureError(f"the engine reported an error: {st['Error'][:300]}")

@@ -353,7 +353,10 @@ def _worker(job, limits, res_w, out_w):
             value = fn(*args)
             plain = _to_plain(value, limits)
             rec = {"t": "case", "id": cid, "ok": True, "value": plain}
-            encoded = dumps(rec, allow_nan=False, separators=(",", ":"))
+            try:
+                encoded = dumps(rec, allow_nan=False, separators=(",", ":"))
+            except (ValueError, OverflowError, RecursionError) as exc:  # e.g. an int with 10**5 digits
+                raise ResultError(f"result cannot be encoded as JSON: {str(exc)[:200]}") from None
             if len(encoded) > limits["value_bytes"]:
                 raise ResultError(f"result is larger than {limits['value_bytes']} bytes")
         except ResultError as exc:

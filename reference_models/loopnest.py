@@ -74,6 +74,7 @@ Public functions
 
 from __future__ import annotations
 
+import itertools
 from math import prod
 from typing import Any, Mapping, Sequence
 
@@ -189,6 +190,171 @@ def gemm_two_level_traffic(dims: Mapping[str, int], buffer_tile: Mapping[str, in
     }
 
 
+# ------------------------------------------------------------------------------------------
+# shared helpers of the problem references and generators
+# ------------------------------------------------------------------------------------------
+
+def _packed_bytes(elements: int, bits: int) -> int:
+    return -(-elements * bits // 8)
+
+
+def _pairs(loops: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    return [[str(d), int(f)] for d, f in loops]
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _split(rng: Any, total: int, parts: int) -> list[int]:
+    """An exact ordered factorization of ``total`` into ``parts`` factors."""
+    out = []
+    for _ in range(parts - 1):
+        f = int(rng.choice(_divisors(total)))
+        out.append(f)
+        total //= f
+    out.append(total)
+    return out
+
+
+def _pick(rng: Any, values: Sequence[Any]) -> Any:
+    return values[int(rng.integers(0, len(values)))]
+
+
+_COMPOSITE = (1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 27, 32, 36, 48, 64, 72, 96, 128)
+
+
+def _gemm_dims(rng: Any, values: Sequence[int] = _COMPOSITE) -> dict[str, int]:
+    return {d: int(_pick(rng, values)) for d in ("M", "N", "K")}
+
+
+# ------------------------------------------------------------------------------------------
+# F4: DRAM traffic of a two-level GEMM
+# ------------------------------------------------------------------------------------------
+
+def ref_gemm_dram_traffic(gemm: dict[str, Any], mapping: dict[str, Any]) -> dict[str, int]:
+    return gemm_two_level_traffic(gemm, mapping["buffer"], mapping["dram"])
+
+
+def gen_gemm_dram_traffic(rng: Any, values: Sequence[int] = _COMPOSITE) -> dict[str, Any]:
+    """Perfect tilings; DRAM loops in every order, bound-1 loops listed on purpose (a relevant
+    loop of bound 1 inside an irrelevant one must not start the count)."""
+    gemm = _gemm_dims(rng, values)
+    tile, dram = {}, []
+    for d in ("M", "N", "K"):
+        if rng.random() < 0.25:
+            tile[d] = gemm[d]
+        else:
+            tile[d] = int(_pick(rng, _divisors(gemm[d])[:-1] or [1]))
+        f = gemm[d] // tile[d]
+        if f > 1 or rng.random() < 0.6:
+            dram.append([d, f])
+    order = rng.permutation(len(dram))
+    return {"gemm": gemm, "mapping": {"buffer": tile, "dram": [dram[i] for i in order]}}
+
+
+def _ragged_mapping(rng: Any, gemm: dict[str, int], max_splits: int = 2) -> dict[str, Any]:
+    """Buffer tiles that need not divide the bounds; the DRAM factors of each dimension multiply
+    to ceil(bound / tile), split over up to ``max_splits`` loops, bound-1 loops included."""
+    tile, dram = {}, []
+    for d in ("M", "N", "K"):
+        b = gemm[d]
+        if rng.random() < 0.2:
+            tile[d] = b
+        else:
+            tile[d] = int(rng.integers(1, b + 1))
+        f = -(-b // tile[d])
+        parts = int(rng.integers(1, max_splits + 1)) if f > 1 else 1
+        for x in _split(rng, f, parts):
+            if x > 1 or rng.random() < 0.4:
+                dram.append([d, x])
+    order = rng.permutation(len(dram))
+    return {"buffer": tile, "dram": [dram[i] for i in order]}
+
+
+def _ragged_dims(rng: Any, low: int = 3, high: int = 100) -> dict[str, int]:
+    return {d: int(rng.integers(low, high + 1)) if rng.random() < 0.85 else 1 for d in ("M", "N", "K")}
+
+
+def ref_gemm_dram_bytes(gemm: dict[str, Any], mapping: dict[str, Any], precision: dict[str, Any]) -> dict[str, int]:
+    t = gemm_two_level_traffic(gemm, mapping["buffer"], mapping["dram"])
+    out = {
+        "I_bytes": _packed_bytes(t["I_reads"], precision["input_bits"]),
+        "W_bytes": _packed_bytes(t["W_reads"], precision["weight_bits"]),
+        "O_write_bytes": _packed_bytes(t["O_writes"], precision["output_bits"]),
+        "O_read_bytes": _packed_bytes(t["O_reads"], precision["output_bits"]),
+    }
+    out["total_bytes"] = sum(out.values())
+    return out
+
+
+_BITS = (3, 4, 5, 6, 8, 12, 16, 20, 32)
+
+
+def gen_gemm_dram_bytes(rng: Any, high: int = 100) -> dict[str, Any]:
+    gemm = _ragged_dims(rng, 3, high)
+    return {
+        "gemm": gemm,
+        "mapping": _ragged_mapping(rng, gemm),
+        "precision": {k: int(_pick(rng, _BITS)) for k in ("input_bits", "weight_bits", "output_bits")},
+    }
+
+
+def ref_gemm_psum_traffic(gemm: dict[str, Any], mapping: dict[str, Any], precision: dict[str, Any]) -> dict[str, int]:
+    t = gemm_two_level_traffic(gemm, mapping["buffer"], mapping["dram"])
+    outputs = int(gemm["M"]) * int(gemm["N"])
+    partial = t["O_writes"] - outputs
+    out = {
+        "O_writes": t["O_writes"],
+        "O_reads": t["O_reads"],
+        "I_bytes": _packed_bytes(t["I_reads"], precision["input_bits"]),
+        "W_bytes": _packed_bytes(t["W_reads"], precision["weight_bits"]),
+        "O_write_bytes": -(-(outputs * precision["output_bits"] + partial * precision["psum_bits"]) // 8),
+        "O_read_bytes": _packed_bytes(t["O_reads"], precision["psum_bits"]),
+    }
+    out["total_bytes"] = out["I_bytes"] + out["W_bytes"] + out["O_write_bytes"] + out["O_read_bytes"]
+    return out
+
+
+def gen_gemm_psum_traffic(rng: Any, high: int = 100) -> dict[str, Any]:
+    gemm = _ragged_dims(rng, 3, high)
+    out_bits = int(_pick(rng, (3, 4, 5, 8, 16)))
+    psum_bits = out_bits + int(_pick(rng, (0, 4, 7, 8, 12, 16)))
+    mapping = _ragged_mapping(rng, gemm, max_splits=3)
+    ks = [i for i, (d, f) in enumerate(mapping["dram"]) if d == "K" and f > 1]
+    if ks and rng.random() < 0.5:  # a reduction loop outside the output loops: partial sums
+        mapping["dram"].append(mapping["dram"].pop(ks[int(rng.integers(0, len(ks)))]))
+    return {
+        "gemm": gemm,
+        "mapping": mapping,
+        "precision": {
+            "input_bits": int(_pick(rng, _BITS)),
+            "weight_bits": int(_pick(rng, _BITS)),
+            "psum_bits": psum_bits,
+            "output_bits": out_bits,
+        },
+    }
+
+
+def ref_dram_loop_order_sweep(gemm: dict[str, Any], tiling: dict[str, Any]) -> dict[str, Any]:
+    traffic = {}
+    for order in itertools.permutations(("M", "N", "K")):
+        loops = [[d, int(tiling["dram"].get(d, 1))] for d in order]
+        t = gemm_two_level_traffic(gemm, tiling["buffer"], loops)
+        traffic["".join(order)] = t["I_reads"] + t["W_reads"] + t["O_writes"] + t["O_reads"]
+    best = min(sorted(traffic), key=lambda k: traffic[k])
+    return {"traffic": traffic, "best_order": best, "best_traffic": traffic[best]}
+
+
+def gen_dram_loop_order_sweep(rng: Any, values: Sequence[int] = _COMPOSITE) -> dict[str, Any]:
+    gemm = _gemm_dims(rng, values)
+    tile, dram = {}, {}
+    for d in ("M", "N", "K"):
+        tile[d] = gemm[d] if rng.random() < 0.25 else int(_pick(rng, _divisors(gemm[d])))
+        dram[d] = gemm[d] // tile[d]
+    return {"gemm": gemm, "tiling": {"buffer": tile, "dram": dram}}
+
+
 __all__ = [
     "FOOTPRINTS",
     "INPUT_REUSE",
@@ -198,5 +364,16 @@ __all__ = [
     "tile_footprint",
 ]
 
-REFERENCES: dict = {}
-GENERATORS: dict = {}
+REFERENCES: dict = {
+    "loopnest.gemm_dram_traffic": ref_gemm_dram_traffic,
+    "loopnest.gemm_dram_bytes": ref_gemm_dram_bytes,
+    "loopnest.gemm_psum_traffic": ref_gemm_psum_traffic,
+    "loopnest.dram_loop_order_sweep": ref_dram_loop_order_sweep,
+}
+
+GENERATORS: dict = {
+    "loopnest.gemm_dram_traffic": gen_gemm_dram_traffic,
+    "loopnest.gemm_dram_bytes": gen_gemm_dram_bytes,
+    "loopnest.gemm_psum_traffic": gen_gemm_psum_traffic,
+    "loopnest.dram_loop_order_sweep": gen_dram_loop_order_sweep,
+}

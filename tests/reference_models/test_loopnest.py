@@ -210,3 +210,72 @@ def test_footprint_exact_vs_bbox():
     wl = {"kind": "conv", "P": 8, "R": 3, "stride": 2}
     assert tile_footprint(wl, {"P": 4, "R": 1}, "I", "exact") == 4
     assert tile_footprint(wl, {"P": 4, "R": 1}, "I", "bbox") == 7
+
+
+# ------------------------------------------------------------------------------------------
+# every problem reference against the simulator, on small draws of the problem's own generator
+# ------------------------------------------------------------------------------------------
+
+def _draws(key: str, seed: int, n: int = N_CASES, **options):
+    for i in range(n):
+        yield GENERATORS[key](np.random.default_rng([seed, i]), **options)
+
+
+def _sim_two_level(gemm: dict, tile: dict, dram: list) -> dict:
+    """DRAM-level counts of a buffer + DRAM GEMM, by simulation."""
+    wl = {"kind": "gemm", **{d: gemm[d] for d in ("M", "N", "K")}}
+    mapping = {"levels": [{"temporal": [[d, tile[d]] for d in ("M", "N", "K")]}, {"temporal": dram}]}
+    top = simulate(wl, TWO, mapping)["levels"][1]
+    return {"I": top["I"]["reads"], "W": top["W"]["reads"], "Ow": top["O"]["updates"], "Or": top["O"]["reads"]}
+
+
+def _ceil_bytes(bits: int) -> int:
+    return (bits + 7) // 8
+
+
+def test_ref_gemm_dram_traffic():
+    for args in _draws("loopnest.gemm_dram_traffic", 11, values=(1, 2, 3, 4, 6, 8)):
+        got = REFERENCES["loopnest.gemm_dram_traffic"](**args)
+        s = _sim_two_level(args["gemm"], args["mapping"]["buffer"], args["mapping"]["dram"])
+        assert got == {"I_reads": s["I"], "W_reads": s["W"], "O_writes": s["Ow"], "O_reads": s["Or"]}, args
+
+
+def test_ref_gemm_dram_bytes():
+    for args in _draws("loopnest.gemm_dram_bytes", 12, high=7):
+        got = REFERENCES["loopnest.gemm_dram_bytes"](**args)
+        s = _sim_two_level(args["gemm"], args["mapping"]["buffer"], args["mapping"]["dram"])
+        p = args["precision"]
+        want = {"I_bytes": _ceil_bytes(s["I"] * p["input_bits"]), "W_bytes": _ceil_bytes(s["W"] * p["weight_bits"]),
+                "O_write_bytes": _ceil_bytes(s["Ow"] * p["output_bits"]),
+                "O_read_bytes": _ceil_bytes(s["Or"] * p["output_bits"])}
+        want["total_bytes"] = sum(want.values())
+        assert got == want, args
+
+
+def test_ref_gemm_psum_traffic():
+    for args in _draws("loopnest.gemm_psum_traffic", 13, high=7):
+        got = REFERENCES["loopnest.gemm_psum_traffic"](**args)
+        g, p = args["gemm"], args["precision"]
+        s = _sim_two_level(g, args["mapping"]["buffer"], args["mapping"]["dram"])
+        final = g["M"] * g["N"]
+        want = {"O_writes": s["Ow"], "O_reads": s["Or"],
+                "I_bytes": _ceil_bytes(s["I"] * p["input_bits"]), "W_bytes": _ceil_bytes(s["W"] * p["weight_bits"]),
+                "O_write_bytes": _ceil_bytes(final * p["output_bits"] + (s["Ow"] - final) * p["psum_bits"]),
+                "O_read_bytes": _ceil_bytes(s["Or"] * p["psum_bits"])}
+        want["total_bytes"] = want["I_bytes"] + want["W_bytes"] + want["O_write_bytes"] + want["O_read_bytes"]
+        assert got == want, args
+
+
+def test_ref_dram_loop_order_sweep():
+    import itertools
+
+    for args in _draws("loopnest.dram_loop_order_sweep", 14, values=(1, 2, 3, 4, 6)):
+        got = REFERENCES["loopnest.dram_loop_order_sweep"](**args)
+        t = args["tiling"]
+        traffic = {}
+        for order in itertools.permutations("MNK"):
+            s = _sim_two_level(args["gemm"], t["buffer"], [[d, t["dram"][d]] for d in order])
+            traffic["".join(order)] = s["I"] + s["W"] + s["Ow"] + s["Or"]
+        best = min(traffic[k] for k in traffic)
+        assert got == {"traffic": traffic, "best_order": sorted(k for k in traffic if traffic[k] == best)[0],
+                       "best_traffic": best}, args

@@ -17,8 +17,8 @@ The operand matrix is cut into ``ceil(Sr/rows) * ceil(Sc/cols)`` folds that run 
 on the full array (an edge fold takes as long as a full one). A fold lasts ``T + rows + cols - 2``
 cycles for OS and ``T + 2*rows + cols - 2`` for WS and IS (``rows`` extra cycles load the
 stationary operand). SCALE-Sim reports the number of the last busy cycle counted from 0, hence the
-``- 1`` in the total. These closed forms agree with SCALE-Sim 3.0.0 on every case we ran, and
-with a fold-by-fold demand-schedule simulation in the tests.
+``- 1`` in the total. The tests check these closed forms against a cycle-by-cycle simulation of
+the array, and tests/crosscheck against SCALE-Sim 3.0.0 itself.
 
 SRAM accesses (words): every fold reads the elements of its own operand tiles once; WS and IS write
 a partial sum for every output of every row fold (``ceil(K/rows)`` of them); OS writes each final

@@ -1,4 +1,4 @@
-"""F1 workload accounting: output shapes, MACs, FLOPs and tensor sizes of a conv2d layer."""
+"""F1 workload accounting: output shapes, MACs, FLOPs and tensor sizes of conv2d layers (dense and grouped)."""
 
 from __future__ import annotations
 
@@ -65,10 +65,63 @@ def gen_conv_layer(rng: np.random.Generator, max_hw: int = 64) -> dict[str, Any]
     return {"layer": layer, "precision": precision}
 
 
+def grouped_conv_accounting(layer: dict[str, Any], precision: dict[str, Any]) -> dict[str, int]:
+    """A grouped convolution: each of `groups` groups maps C/groups input channels to K/groups
+    output channels (groups == C is a depthwise convolution)."""
+    n, c, k, g = layer["N"], layer["C"], layer["K"], layer["groups"]
+    h, w, r, s = layer["H"], layer["W"], layer["R"], layer["S"]
+    stride, pad, dil = layer["stride"], layer["padding"], layer["dilation"]
+    p = conv_output_size(h, r, stride, pad, dil)
+    q = conv_output_size(w, s, stride, pad, dil)
+    macs = n * k * p * q * (c // g) * r * s
+    return {
+        "P": p,
+        "Q": q,
+        "macs": macs,
+        "flops": 2 * macs,
+        "input_bytes": bytes_for(n * c * h * w, precision["input_bits"]),
+        "weight_bytes": bytes_for(k * (c // g) * r * s, precision["weight_bits"]),
+        "output_bytes": bytes_for(n * k * p * q, precision["output_bits"]),
+    }
+
+
+def gen_grouped_conv(rng: np.random.Generator, max_hw: int = 56) -> dict[str, Any]:
+    """Grouped, depthwise and ordinary convolutions with strides that do not divide, padding,
+    dilation and sub-byte precisions."""
+    kind = rng.choice(("depthwise", "depthwise", "grouped", "grouped", "dense"))
+    if kind == "depthwise":
+        c = int(rng.choice((3, 5, 8, 15, 16, 24, 27, 32, 96, 144, 192)))
+        g, k = c, c * int(rng.choice((1, 1, 1, 2)))
+    elif kind == "grouped":
+        g = int(rng.choice((2, 3, 4, 8, 32)))
+        c = g * int(rng.choice((1, 2, 3, 4, 5, 8)))
+        k = g * int(rng.choice((1, 2, 3, 4, 5, 8)))
+    else:
+        g, c, k = 1, int(rng.choice((3, 16, 32))), int(rng.choice((8, 16, 24)))
+    while True:
+        r = int(rng.choice((1, 3, 3, 5, 7)))
+        s = r if rng.random() < 0.8 else int(rng.choice((1, 3, 5)))
+        stride = int(rng.choice((1, 2, 2, 3)))
+        pad = int(rng.integers(0, 4))
+        dil = int(rng.choice((1, 1, 1, 2)))
+        h = int(rng.integers(max(r, 3), max_hw + 1))
+        w = h if rng.random() < 0.6 else int(rng.integers(max(s, 3), max_hw + 1))
+        if conv_output_size(h, r, stride, pad, dil) >= 1 and conv_output_size(w, s, stride, pad, dil) >= 1:
+            break
+    layer = {"N": int(rng.choice((1, 1, 2, 3))), "C": c, "K": k, "H": h, "W": w, "R": r, "S": s,
+             "stride": stride, "padding": pad, "dilation": dil, "groups": g}
+    bits = [4, 4, 8, 8, 16, 32]
+    precision = {"input_bits": int(rng.choice(bits)), "weight_bits": int(rng.choice(bits)),
+                 "output_bits": int(rng.choice(bits))}
+    return {"layer": layer, "precision": precision}
+
+
 REFERENCES = {
     "workload.conv_layer_accounting": conv_layer_accounting,
+    "workload.grouped_conv_accounting": grouped_conv_accounting,
 }
 
 GENERATORS = {
     "workload.conv_layer": gen_conv_layer,
+    "workload.grouped_conv": gen_grouped_conv,
 }

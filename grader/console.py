@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import lru_cache
-
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 
-@lru_cache(maxsize=2)
 def console(stderr: bool = False) -> Console:
+    """A console on the current stdout or stderr (made per use: streams may be replaced)."""
     stream = sys.stderr if stderr else sys.stdout
-    is_tty = stream.isatty()
+    try:
+        is_tty = stream.isatty()
+    except (ValueError, AttributeError):
+        is_tty = False
     width = None if is_tty else int(os.environ.get("COLUMNS", "120"))
     return Console(file=stream, width=width, highlight=False, soft_wrap=not is_tty,
                    no_color=not is_tty or "NO_COLOR" in os.environ)

@@ -282,6 +282,9 @@ def _worker(job, limits, res_w, out_w):
 
     dumps = json.dumps
     write = os.write
+    # imported now: reporting an error later must not need a free file descriptor or memory
+    import linecache  # noqa: F401
+    import traceback  # noqa: F401
 
     def send(rec):
         data = (dumps(rec, allow_nan=False, separators=(",", ":")) + "\n").encode()

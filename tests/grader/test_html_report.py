@@ -377,7 +377,7 @@ def test_screenshot(crafted, tmp_path):
     summary = dict(summary, run=dict(summary["run"], notice="offline demo model: a notice banner"))
     page = write(tmp_path, render_html(summary, samples))
     shot = tmp_path / "report.png"
-    chromium(page.resolve().as_uri() + "#sample-1", f"--screenshot={shot}", "--window-size=1280,2400",
+    chromium(page.resolve().as_uri(), f"--screenshot={shot}", "--window-size=1280,2400",
              "--hide-scrollbars")
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000

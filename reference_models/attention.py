@@ -27,6 +27,14 @@ def packed_bytes(elements: int, bits: int) -> int:
     return -(-elements * bits // 8)
 
 
+def _log_uniform_int(rng: np.random.Generator, lo: int, hi: int) -> int:
+    """An integer in [lo, hi], roughly log-uniform (integer arithmetic only: the same draw on
+    every platform)."""
+    octave = int(rng.integers(lo.bit_length() - 1, hi.bit_length()))
+    a, b = max(lo, 1 << octave), min(hi, (1 << (octave + 1)) - 1)
+    return int(rng.integers(a, b + 1))
+
+
 # ------------------------------------------------------------------------------------------
 # one MHA layer
 # ------------------------------------------------------------------------------------------
@@ -62,7 +70,7 @@ def gen_mha(rng: np.random.Generator) -> dict[str, Any]:
              "d_ff": int(d * rng.choice((2, 3, 4, 4)) + int(rng.choice((0, 0, 8, 64))))}
     precision = {"weight_bits": int(rng.choice((4, 8, 16, 16))), "kv_bits": int(rng.choice((4, 8, 16, 16)))}
     run = {"batch": int(rng.choice((1, 1, 2, 4, 8, 16, 32))),
-           "prompt_len": int(np.exp(rng.uniform(0, np.log(8192))))}
+           "prompt_len": _log_uniform_int(rng, 1, 8192)}
     return {"model": model, "precision": precision, "run": run}
 
 
@@ -140,7 +148,7 @@ def gen_gqa(rng: np.random.Generator, max_gen: int = 256) -> dict[str, Any]:
              "n_kv_heads": kv, "head_dim": hd, "d_ff": ff, "gated_mlp": gated}
     precision = {"weight_bits": int(rng.choice((4, 8, 16, 16))), "kv_bits": int(rng.choice((4, 8, 16, 16)))}
     run = {"batch": int(rng.choice((1, 1, 2, 4, 8, 32, 64, 128, 256, 512))),
-           "prompt_len": int(np.exp(rng.uniform(0, np.log(8192)))),
+           "prompt_len": _log_uniform_int(rng, 1, 8192),
            "gen_tokens": int(rng.integers(1, max_gen + 1))}
     peak, bw = _HW[int(rng.integers(len(_HW)))]
     if run["gen_tokens"] > 1 and rng.random() < 0.4:

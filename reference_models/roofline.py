@@ -85,7 +85,12 @@ _BITS = (4, 8, 8, 16, 16, 32)
 
 
 def _log_int(rng: np.random.Generator, lo: int, hi: int) -> int:
-    return int(min(hi, max(lo, round(float(np.exp(rng.uniform(np.log(lo), np.log(hi + 1))))))))
+    """An integer in [lo, hi], roughly log-uniform: a random power-of-two octave, then a uniform
+    value inside it (integer arithmetic only, so every platform draws the same numbers)."""
+    lo, hi = max(1, lo), max(1, lo, hi)
+    octave = int(rng.integers(lo.bit_length() - 1, hi.bit_length()))
+    a, b = max(lo, 1 << octave), min(hi, (1 << (octave + 1)) - 1)
+    return int(rng.integers(a, b + 1)) if a <= b else lo
 
 
 def gen_gemm_roofline(rng: np.random.Generator, tie_fraction: float = 0.3) -> dict[str, Any]:
@@ -116,6 +121,12 @@ def gen_gemm_roofline(rng: np.random.Generator, tie_fraction: float = 0.3) -> di
         "input_bits": int(rng.choice(_BITS)), "weight_bits": int(rng.choice(_BITS)),
         "output_bits": int(rng.choice(_BITS)),
     }
+    if rng.random() < 0.4:
+        # a 4-bit tensor with an odd element count: its bytes need rounding up
+        tensor, dims = [("input", "MK"), ("weight", "KN"), ("output", "MN")][int(rng.integers(3))]
+        gemm[f"{tensor}_bits"] = 4
+        for d in dims:
+            gemm[d] |= 1
     hw = {"macs_per_cycle": int(rng.choice(_MPC)), "clock_mhz": int(rng.choice(_CLOCKS)),
           "dram_gb_per_s": _log_int(rng, 8, 4000)}
     return {"gemm": gemm, "hw": hw}

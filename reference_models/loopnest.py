@@ -355,6 +355,102 @@ def gen_dram_loop_order_sweep(rng: Any, values: Sequence[int] = _COMPOSITE) -> d
     return {"gemm": gemm, "tiling": {"buffer": tile, "dram": dram}}
 
 
+# ------------------------------------------------------------------------------------------
+# F5: multi-level reads / fills / updates with bypass
+# ------------------------------------------------------------------------------------------
+
+LEVEL_KEYS = ("I_reads", "I_fills", "W_reads", "W_fills", "O_reads", "O_fills", "O_updates")
+
+
+def _hierarchy_counts(gemm: Mapping[str, Any], hierarchy: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    workload = {"kind": "gemm", **{d: int(gemm[d]) for d in ("M", "N", "K")}}
+    arch = {"levels": [{"name": n, "bypass": list(hierarchy[n].get("bypass", []))} for n in names]}
+    mapping = {"levels": [{"temporal": _pairs(hierarchy[n].get("loops", [])),
+                           "spatial": _pairs(hierarchy[n].get("spatial", []))} for n in names]}
+    result = analyze(workload, arch, mapping)
+    out: dict[str, Any] = {}
+    for name, level in zip(names, result["levels"]):
+        out[name] = {f"{t}_{a}": level[t][a] for t in TENSORS for a in ("reads", "fills")}
+        out[name]["O_updates"] = level["O"]["updates"]
+        out[name] = {k: out[name][k] for k in LEVEL_KEYS}
+    return out
+
+
+def ref_three_level_accesses(gemm: dict[str, Any], hierarchy: dict[str, Any]) -> dict[str, Any]:
+    return _hierarchy_counts(gemm, hierarchy, ("RF", "GB", "DRAM"))
+
+
+def _level_loops(rng: Any, shares: Mapping[str, int], split_prob: float = 0.25) -> list[list[Any]]:
+    """The loops of one level: each dimension's share, sometimes split in two, sometimes an
+    explicit bound-1 loop, in a random order."""
+    loops = []
+    for d, f in shares.items():
+        if f > 1 and rng.random() < split_prob and len(_divisors(f)) > 2:
+            loops += [[d, x] for x in _split(rng, f, 2)]
+        elif f > 1 or rng.random() < 0.15:
+            loops.append([d, f])
+    order = rng.permutation(len(loops))
+    return [loops[i] for i in order]
+
+
+def _shares(rng: Any, bound: int, parts: int) -> list[int]:
+    """An exact factorization of ``bound`` into ``parts`` factors, drawn in a random order of
+    the parts so that no level is favoured."""
+    out = [1] * parts
+    order = rng.permutation(parts)
+    for i in order[:-1]:
+        out[i] = int(_pick(rng, _divisors(bound)))
+        bound //= out[i]
+    out[order[-1]] = bound
+    return out
+
+
+def _bypass(rng: Any, p: float) -> list[str]:
+    return [t for t in TENSORS if rng.random() < p]
+
+
+def gen_three_level_accesses(rng: Any, values: Sequence[int] = (2, 3, 4, 6, 8, 12, 16, 24, 32)) -> dict[str, Any]:
+    gemm = _gemm_dims(rng, values)
+    split = {d: _shares(rng, gemm[d], 3) for d in gemm}
+    hierarchy = {}
+    for lv, name in enumerate(("RF", "GB", "DRAM")):
+        hierarchy[name] = {"loops": _level_loops(rng, {d: split[d][lv] for d in ("M", "N", "K")})}
+        if name != "DRAM":
+            hierarchy[name]["bypass"] = _bypass(rng, 0.35 if name == "RF" else 0.25)
+    return {"gemm": gemm, "hierarchy": hierarchy}
+
+
+def ref_pe_array_accesses(gemm: dict[str, Any], hierarchy: dict[str, Any]) -> dict[str, Any]:
+    out = _hierarchy_counts(gemm, hierarchy, ("RF", "L1", "GB", "DRAM"))
+    out["pes"] = prod(int(f) for _, f in hierarchy["GB"].get("spatial", []))
+    return out
+
+
+def gen_pe_array_accesses(rng: Any, values: Sequence[int] = (2, 4, 6, 8, 12, 16, 24, 32), max_pes: int = 64) -> dict[str, Any]:
+    """Four levels, a PE array fanned out below the GB (each PE has an L1 and an RF), bypass
+    lists everywhere: multicast, spatial reduction and per-PE replication all show up."""
+    gemm = _gemm_dims(rng, values)
+    dims = ("M", "N", "K")
+    unrolled = [d for d in dims if rng.random() < 0.6] or [_pick(rng, dims)]
+    spatial, pes = [], 1
+    for d in unrolled:
+        options = [f for f in _divisors(gemm[d]) if 1 < f and pes * f <= max_pes]
+        if options:
+            f = int(_pick(rng, options))
+            spatial.append([d, f])
+            pes *= f
+    rest = {d: gemm[d] // prod(f for dd, f in spatial if dd == d) for d in dims}
+    split = {d: _shares(rng, rest[d], 4) for d in dims}
+    hierarchy = {}
+    for lv, name in enumerate(("RF", "L1", "GB", "DRAM")):
+        hierarchy[name] = {"loops": _level_loops(rng, {d: split[d][lv] for d in dims}, split_prob=0.15)}
+        if name != "DRAM":
+            hierarchy[name]["bypass"] = _bypass(rng, {"RF": 0.35, "L1": 0.4, "GB": 0.2}[name])
+    order = rng.permutation(len(spatial))
+    hierarchy["GB"]["spatial"] = [spatial[i] for i in order]
+    return {"gemm": gemm, "hierarchy": hierarchy}
+
+
 __all__ = [
     "FOOTPRINTS",
     "INPUT_REUSE",
@@ -369,6 +465,8 @@ REFERENCES: dict = {
     "loopnest.gemm_dram_bytes": ref_gemm_dram_bytes,
     "loopnest.gemm_psum_traffic": ref_gemm_psum_traffic,
     "loopnest.dram_loop_order_sweep": ref_dram_loop_order_sweep,
+    "loopnest.three_level_accesses": ref_three_level_accesses,
+    "loopnest.pe_array_accesses": ref_pe_array_accesses,
 }
 
 GENERATORS: dict = {
@@ -376,4 +474,6 @@ GENERATORS: dict = {
     "loopnest.gemm_dram_bytes": gen_gemm_dram_bytes,
     "loopnest.gemm_psum_traffic": gen_gemm_psum_traffic,
     "loopnest.dram_loop_order_sweep": gen_dram_loop_order_sweep,
+    "loopnest.three_level_accesses": gen_three_level_accesses,
+    "loopnest.pe_array_accesses": gen_pe_array_accesses,
 }

@@ -279,3 +279,30 @@ def test_ref_dram_loop_order_sweep():
         best = min(traffic[k] for k in traffic)
         assert got == {"traffic": traffic, "best_order": sorted(k for k in traffic if traffic[k] == best)[0],
                        "best_traffic": best}, args
+
+
+def _sim_hierarchy(gemm: dict, hierarchy: dict, names: tuple[str, ...]) -> dict:
+    wl = {"kind": "gemm", **{d: gemm[d] for d in ("M", "N", "K")}}
+    arch = {"levels": [{"name": n, "bypass": hierarchy[n].get("bypass", [])} for n in names]}
+    mapping = {"levels": [{"temporal": hierarchy[n]["loops"], "spatial": hierarchy[n].get("spatial", [])}
+                          for n in names]}
+    out = {}
+    for name, lv in zip(names, simulate(wl, arch, mapping)["levels"]):
+        out[name] = {"I_reads": lv["I"]["reads"], "I_fills": lv["I"]["fills"], "W_reads": lv["W"]["reads"],
+                     "W_fills": lv["W"]["fills"], "O_reads": lv["O"]["reads"], "O_fills": lv["O"]["fills"],
+                     "O_updates": lv["O"]["updates"]}
+    return out
+
+
+def test_ref_three_level_accesses():
+    for args in _draws("loopnest.three_level_accesses", 15, values=(1, 2, 3, 4, 6, 8)):
+        got = REFERENCES["loopnest.three_level_accesses"](**args)
+        assert got == _sim_hierarchy(args["gemm"], args["hierarchy"], ("RF", "GB", "DRAM")), args
+
+
+def test_ref_pe_array_accesses():
+    for args in _draws("loopnest.pe_array_accesses", 16, values=(1, 2, 3, 4, 6, 8), max_pes=8):
+        got = REFERENCES["loopnest.pe_array_accesses"](**args)
+        want = _sim_hierarchy(args["gemm"], args["hierarchy"], ("RF", "L1", "GB", "DRAM"))
+        want["pes"] = prod(f for _, f in args["hierarchy"]["GB"]["spatial"])
+        assert got == want, args

@@ -451,6 +451,92 @@ def gen_pe_array_accesses(rng: Any, values: Sequence[int] = (2, 4, 6, 8, 12, 16,
     return {"gemm": gemm, "hierarchy": hierarchy}
 
 
+# ------------------------------------------------------------------------------------------
+# F6: conv sliding-window input traffic
+# ------------------------------------------------------------------------------------------
+
+CONV_PARAMS = ("C", "K", "P", "Q", "R", "S")
+
+
+def _conv_input_traffic(conv: Mapping[str, Any], mapping: Mapping[str, Any], footprint: str) -> dict[str, int]:
+    workload = {"kind": "conv", "N": 1, **{d: int(conv[d]) for d in CONV_PARAMS},
+                "stride": int(conv.get("stride", 1)), "dilation": int(conv.get("dilation", 1))}
+    arch = {"levels": [{"name": "buffer"}, {"name": "DRAM"}]}
+    maps = {"levels": [{"temporal": _pairs(mapping["buffer"])}, {"temporal": _pairs(mapping["dram"])}]}
+    result = analyze(workload, arch, maps, input_reuse="delta", footprint=footprint)
+    buffer, dram = result["levels"]
+    return {"input_tile": buffer["tiles"]["I"], "input_reads": dram["I"]["reads"]}
+
+
+def ref_conv_input_delta(conv: dict[str, Any], mapping: dict[str, Any]) -> dict[str, int]:
+    return _conv_input_traffic(conv, mapping, "exact")
+
+
+def ref_strided_input_delta(conv: dict[str, Any], mapping: dict[str, Any]) -> dict[str, int]:
+    return _conv_input_traffic(conv, mapping, "exact")
+
+
+def _conv_mapping(rng: Any, conv: Mapping[str, int], max_dram_iters: int) -> dict[str, Any] | None:
+    buffer, dram = [], []
+    for d in CONV_PARAMS:
+        b = conv[d]
+        share = b if rng.random() < 0.2 else int(_pick(rng, _divisors(b)))
+        if share > 1 or rng.random() < 0.1:
+            buffer.append([d, share])
+        rest = b // share
+        if rest > 1 and d in ("P", "Q", "R") and rng.random() < 0.3 and len(_divisors(rest)) > 2:
+            dram += [[d, x] for x in _split(rng, rest, 2)]
+        elif rest > 1 or rng.random() < 0.15:
+            dram.append([d, rest])
+    if prod(f for _, f in dram) > max_dram_iters:
+        return None
+    return {"buffer": [buffer[i] for i in rng.permutation(len(buffer))],
+            "dram": [dram[i] for i in rng.permutation(len(dram))]}
+
+
+def _small(values: Sequence[int], limit: int) -> list[int]:
+    return [v for v in values if v <= limit] or [1]
+
+
+def gen_conv_input_delta(rng: Any, max_pq: int = 16, max_ck: int = 16, max_rs: int = 5,
+                         max_dram_iters: int = 2048) -> dict[str, Any]:
+    """Unit stride: the halo overlap between consecutive tiles, window resets when an outer loop
+    wraps, filter loops at DRAM (R/S tiles), channel and filter loops in between."""
+    while True:
+        one_d = rng.random() < 0.3
+        conv = {
+            "C": int(_pick(rng, _small((1, 1, 2, 3, 4, 8), max_ck))),
+            "K": int(_pick(rng, _small((1, 2, 4, 8, 16), max_ck))),
+            "P": int(_pick(rng, _small((2, 3, 4, 6, 8, 9, 12, 16), max_pq))),
+            "Q": 1 if one_d else int(_pick(rng, _small((2, 3, 4, 6, 8, 12, 16), max_pq))),
+            "R": int(_pick(rng, _small((1, 2, 3, 3, 5), max_rs))),
+            "S": 1 if one_d else int(_pick(rng, _small((1, 2, 3, 3, 5), max_rs))),
+        }
+        mapping = _conv_mapping(rng, conv, max_dram_iters)
+        if mapping is not None:
+            return {"conv": conv, "mapping": mapping}
+
+
+def gen_strided_input_delta(rng: Any, max_pq: int = 12, max_ck: int = 8, max_rs: int = 5,
+                            max_dram_iters: int = 2048) -> dict[str, Any]:
+    """Strides and dilations that leave gaps inside a tile (exact footprint < bounding box)."""
+    while True:
+        one_d = rng.random() < 0.4
+        conv = {
+            "C": int(_pick(rng, _small((1, 1, 2, 3, 4), max_ck))),
+            "K": int(_pick(rng, _small((1, 2, 4, 8), max_ck))),
+            "P": int(_pick(rng, _small((2, 3, 4, 6, 8, 12), max_pq))),
+            "Q": 1 if one_d else int(_pick(rng, _small((2, 3, 4, 6, 8), max_pq))),
+            "R": int(_pick(rng, _small((1, 2, 3, 3, 5), max_rs))),
+            "S": 1 if one_d else int(_pick(rng, _small((1, 2, 3), max_rs))),
+            "stride": int(_pick(rng, (1, 2, 2, 3, 3, 4))),
+            "dilation": int(_pick(rng, (1, 1, 2, 3))),
+        }
+        mapping = _conv_mapping(rng, conv, max_dram_iters)
+        if mapping is not None:
+            return {"conv": conv, "mapping": mapping}
+
+
 __all__ = [
     "FOOTPRINTS",
     "INPUT_REUSE",
@@ -467,6 +553,8 @@ REFERENCES: dict = {
     "loopnest.dram_loop_order_sweep": ref_dram_loop_order_sweep,
     "loopnest.three_level_accesses": ref_three_level_accesses,
     "loopnest.pe_array_accesses": ref_pe_array_accesses,
+    "loopnest.conv_input_delta": ref_conv_input_delta,
+    "loopnest.strided_input_delta": ref_strided_input_delta,
 }
 
 GENERATORS: dict = {
@@ -476,4 +564,6 @@ GENERATORS: dict = {
     "loopnest.dram_loop_order_sweep": gen_dram_loop_order_sweep,
     "loopnest.three_level_accesses": gen_three_level_accesses,
     "loopnest.pe_array_accesses": gen_pe_array_accesses,
+    "loopnest.conv_input_delta": gen_conv_input_delta,
+    "loopnest.strided_input_delta": gen_strided_input_delta,
 }

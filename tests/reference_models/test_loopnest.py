@@ -306,3 +306,20 @@ def test_ref_pe_array_accesses():
         want = _sim_hierarchy(args["gemm"], args["hierarchy"], ("RF", "L1", "GB", "DRAM"))
         want["pes"] = prod(f for _, f in args["hierarchy"]["GB"]["spatial"])
         assert got == want, args
+
+
+def _sim_conv_input(conv: dict, mapping: dict) -> dict:
+    wl = {"kind": "conv", **conv}
+    maps = {"levels": [{"temporal": mapping["buffer"]}, {"temporal": mapping["dram"]}]}
+    buf, top = simulate(wl, TWO, maps, input_reuse="delta", footprint="exact")["levels"]
+    return {"input_tile": buf["tiles"]["I"], "input_reads": top["I"]["reads"]}
+
+
+def test_ref_conv_input_delta():
+    for args in _draws("loopnest.conv_input_delta", 17, max_pq=6, max_ck=2, max_rs=3):
+        assert REFERENCES["loopnest.conv_input_delta"](**args) == _sim_conv_input(args["conv"], args["mapping"]), args
+
+
+def test_ref_strided_input_delta():
+    for args in _draws("loopnest.strided_input_delta", 18, max_pq=6, max_ck=2, max_rs=3):
+        assert REFERENCES["loopnest.strided_input_delta"](**args) == _sim_conv_input(args["conv"], args["mapping"]), args

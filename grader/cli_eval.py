@@ -245,6 +245,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         limits = Limits()
 
     con = console(stderr=True)
+    from .execution import safe_workers
+
+    biggest = max((p.sandbox_limits(limits).memory_mb for p in problems), default=limits.memory_mb)
+    workers, note = safe_workers(workers, biggest)
+    if note:
+        con.print(f"[yellow]{note}[/yellow]")
     # hidden vectors: computed (or read from the content-keyed cache) before anything runs
     vecs = {p.qualified_id: vectors.load(p) for p in problems}
     prompts = {p.qualified_id: render_prompt(p, vecs[p.qualified_id].visible) for p in problems}

@@ -168,7 +168,7 @@ class Evaluator:
             assert self.handle is not None
             limits = problem_limits(problem, self.plan.base_limits)
             g, notes = grade_source(self.handle, problem, code, hidden, limits,
-                                    job_id=f"s{sample}-r{rnd}")
+                                    job_id=f"s{sample}-r{rnd}", stop=self._interrupted)
         if self._interrupted.is_set():
             return  # a container torn down by the interrupt is not a verdict: resume grades it
         self.run.journal.append({"type": "grade", "problem": pid, "sample": sample, "round": rnd,

@@ -8,6 +8,7 @@ infrastructure failures (never the candidate's own behaviour: a timeout is a ver
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from .vectors import Vector
 log = logging.getLogger(__name__)
 
 DEFAULT_LIMITS = Limits()
-INFRA_ATTEMPTS = 4
+INFRA_ATTEMPTS = 6  # backoff 0.5 + 1 + 2 + 4 + 8 s: rides out an engine restart
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,37 @@ def open_sandbox(run_id: str | None = None) -> SandboxHandle:
     st = resolve(client)
     assert st.tag is not None and st.image_id is not None
     return SandboxHandle(Sandbox(st.tag, run_id=run_id, client=client), st.image_id, st.tag)
+
+
+MEMORY_SHARE = 0.5  # at most this share of the host's memory is promised to sandbox containers
+
+
+def host_memory_mb() -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) // 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def safe_workers(requested: int, memory_mb: int, host_mb: int | None = None) -> tuple[int, str | None]:
+    """Cap parallel containers so that their memory limits together fit in half the host.
+
+    Each container may use up to ``memory_mb`` (RAM = RAM + swap, tmpfs included), so the sum of
+    the limits of the containers that can run at once bounds what sandboxed code can take.
+    Returns (workers, a note when the request was lowered).
+    """
+    host_mb = host_mb if host_mb is not None else host_memory_mb()
+    if not host_mb:
+        return requested, None
+    cap = max(1, int(host_mb * MEMORY_SHARE) // max(1, memory_mb))
+    if requested <= cap:
+        return requested, None
+    return cap, (f"grading workers lowered from {requested} to {cap}: {cap} containers x {memory_mb} MB "
+                 f"is what fits in {MEMORY_SHARE:.0%} of this host's {host_mb} MB")
 
 
 def problem_limits(problem: Problem, base: Limits = DEFAULT_LIMITS) -> Limits:
@@ -59,9 +91,13 @@ def make_job(job_id: str, problem: Problem, source: str, vectors: tuple[Vector, 
 def run_with_retries(
     fn: Callable[[], ExecResult | list[ExecResult]],
     attempts: int = INFRA_ATTEMPTS,
-    on_retry: Callable[[int, InfrastructureError], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> tuple[ExecResult | list[ExecResult] | None, list[str]]:
-    """Call fn, retrying InfrastructureError with backoff. Returns (result or None, error notes)."""
+    """Call fn, retrying InfrastructureError with capped exponential backoff.
+
+    Returns (result or None, notes on each failed attempt). Never retries the candidate's own
+    behaviour (that is a result, not an exception). Gives up at once when ``stop`` is set.
+    """
     notes: list[str] = []
     for attempt in range(1, attempts + 1):
         try:
@@ -69,10 +105,13 @@ def run_with_retries(
         except InfrastructureError as exc:
             notes.append(f"attempt {attempt}: {exc}")
             log.warning("sandbox infrastructure error (attempt %d/%d): %s", attempt, attempts, exc)
-            if on_retry:
-                on_retry(attempt, exc)
             if attempt < attempts:
-                time.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)))
+                delay = min(8.0, 0.5 * 2 ** (attempt - 1))
+                if stop is not None:
+                    if stop.wait(delay):
+                        break
+                else:
+                    time.sleep(delay)
     return None, notes
 
 
@@ -83,11 +122,12 @@ def grade_source(
     hidden: tuple[Vector, ...],
     limits: Limits | None = None,
     job_id: str = "sample",
+    stop: threading.Event | None = None,
 ) -> tuple[Grade, list[str]]:
     """Run source on the hidden vectors and score it. Infrastructure errors are retried."""
     limits = limits or problem_limits(problem)
     job = make_job(job_id, problem, source, hidden)
-    result, notes = run_with_retries(lambda: handle.sandbox.run(job, limits))
+    result, notes = run_with_retries(lambda: handle.sandbox.run(job, limits), stop=stop)
     if result is None:
         return infra_grade("; ".join(notes[-2:]) or "sandbox unavailable", len(hidden)), notes
     assert isinstance(result, ExecResult)

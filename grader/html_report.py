@@ -25,6 +25,7 @@ from typing import Any
 
 from .render import ci_text, pct, verdict_label
 from .results import iter_samples
+from .signatures import signature
 from .runs import RunDir
 
 MAX_SAMPLES_SHOWN = 200
@@ -81,7 +82,7 @@ def failing_samples(run_path: Path) -> list[dict[str, Any]]:
             "cpu_s": g.get("cpu_s") or 0.0,
             "wall_s": g.get("wall_s") or 0.0,
             "max_rss_kb": g.get("max_rss_kb"),
-            "signature": "",
+            "signature": signature(g),
             # beyond the minimum: the page shows these when present
             "stop_detail": g.get("stop_detail") or "",
             "vectors_passed": g.get("vectors_passed"),

@@ -33,6 +33,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         raise ValueError(f"pass@k needs 0 <= c <= n and 1 <= k <= n (n={n}, c={c}, k={k})")
     if n - c < k:
         return 1.0
+    if k == 1:
+        return c / n
     # 1 - prod_{i=n-c+1}^{n} (1 - k/i), numerically stable
     return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 

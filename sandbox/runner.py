@@ -10,6 +10,7 @@ comes back as :class:`ExecResult` data.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import struct
 import threading
@@ -141,6 +142,7 @@ class Sandbox:
         run_id: str | None = None,
         client: docker.APIClient | None = None,
         api_timeout: float = API_TIMEOUT_S,
+        runtime: str | None = None,
     ) -> None:
         self.image = image
         self.run_id = run_id or uuid.uuid4().hex[:12]
@@ -149,6 +151,8 @@ class Sandbox:
         self.labels = {LABEL_MANAGED: "1", LABEL_RUN: self.run_id, LABEL_OWNER: self.owner}
         # the daemon answering on DOCKER_HOST; a change means it restarted under a running container
         self.engine_id = engine_identity()
+        # e.g. "runsc" for gVisor, where it is installed and registered with the engine
+        self.runtime = runtime or os.environ.get("PERFGRADE_DOCKER_RUNTIME") or None
 
     # -- public API ------------------------------------------------------------------------
     def run(self, job: Job, limits: Limits | None = None) -> ExecResult:
@@ -219,6 +223,7 @@ class Sandbox:
             log_config=LogConfig(type="none"),
             auto_remove=False,
             privileged=False,
+            runtime=self.runtime,
         )
 
     def _create(self, limits: Limits) -> str:

@@ -323,3 +323,42 @@ def test_ref_conv_input_delta():
 def test_ref_strided_input_delta():
     for args in _draws("loopnest.strided_input_delta", 18, max_pq=6, max_ck=2, max_rs=3):
         assert REFERENCES["loopnest.strided_input_delta"](**args) == _sim_conv_input(args["conv"], args["mapping"]), args
+
+
+def test_ref_gemm_array_accesses():
+    arch = {"levels": [{"name": "GB"}, {"name": "DRAM"}]}
+    for args in _draws("loopnest.gemm_array_accesses", 19, values=(1, 2, 3, 4, 6, 8), sides=(2, 3, 4)):
+        got = REFERENCES["loopnest.gemm_array_accesses"](**args)
+        g, a, m = args["gemm"], args["array"], args["mapping"]
+        sim = simulate({"kind": "gemm", **g}, arch, {"levels": [
+            {"temporal": m["gb"], "spatial": [m["cols"], m["rows"]]}, {"temporal": m["dram"]}]})
+        gb, dram = sim["levels"]
+        assert got == {
+            "pes_used": sim["mac_units"], "utilization": sim["mac_units"] / (a["rows"] * a["cols"]),
+            "I_reads": gb["I"]["reads"], "W_reads": gb["W"]["reads"], "O_updates": gb["O"]["updates"],
+            "O_reads": gb["O"]["reads"], "dram_I_reads": dram["I"]["reads"], "dram_W_reads": dram["W"]["reads"],
+            "dram_O_writes": dram["O"]["updates"], "dram_O_reads": dram["O"]["reads"],
+        }, args
+
+
+def test_ref_array_edge_accounting():
+    padded = 0
+    for args in _draws("loopnest.array_edge_accounting", 20, low=1, high=7, sides=(2, 3, 4), max_work=400):
+        got = REFERENCES["loopnest.array_edge_accounting"](**args)
+        g, a, m = args["gemm"], args["array"], args["mapping"]
+        arch = {"levels": [{"name": "RF", "bypass": m["rf"]["bypass"]}, {"name": "GB"}, {"name": "DRAM"}]}
+        sim = simulate({"kind": "gemm", **g}, arch, {"levels": [
+            {"temporal": m["rf"]["loops"]}, {"temporal": m["gb"], "spatial": [m["cols"], m["rows"]]},
+            {"temporal": m["dram"]}]})
+        rf, gb, _ = sim["levels"]
+        assert got == {
+            "pes_used": sim["mac_units"], "steps": sim["steps"],
+            "utilization": sim["macs"] / (sim["steps"] * a["rows"] * a["cols"]),
+            "gb": {"I_reads": gb["I"]["reads"], "W_reads": gb["W"]["reads"], "O_updates": gb["O"]["updates"],
+                   "O_reads": gb["O"]["reads"]},
+            "rf": {"I_reads": rf["I"]["reads"], "I_fills": rf["I"]["fills"], "W_reads": rf["W"]["reads"],
+                   "W_fills": rf["W"]["fills"], "O_reads": rf["O"]["reads"], "O_fills": rf["O"]["fills"],
+                   "O_updates": rf["O"]["updates"]},
+        }, args
+        padded += sim["steps"] * sim["mac_units"] > sim["macs"]
+    assert padded > N_CASES // 2

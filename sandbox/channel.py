@@ -206,6 +206,10 @@ class ChannelAssembler:
         else:
             raise ChannelError(f"unknown record type {str(kind)[:40]!r}")
 
+    def started(self) -> set[str]:
+        """Ids of the jobs the harness started (a later job never ran if the container died)."""
+        return {st.job.id for st in self._states if st.started}
+
     # -- results ---------------------------------------------------------------------------
     def results(self, container_stop: StopInfo | None = None) -> list[ExecResult]:
         """Results for every job. Jobs the channel did not finish get a stop reason."""

@@ -163,7 +163,10 @@ class Sandbox:
         """Run several candidates one after another in one fresh container (batch mode).
 
         Each job gets a fresh worker process; between jobs every leftover process is killed and
-        the scratch space wiped. Results come back in job order.
+        the scratch space (and /dev/shm) wiped. Results come back in job order. If a candidate
+        takes the whole container down (kills the supervisor, floods the channel), it gets the
+        verdict it earned and the jobs that had not started yet run again in a fresh container,
+        so no sample's result depends on which other samples shared its container.
         """
         if not jobs:
             return []
@@ -171,7 +174,22 @@ class Sandbox:
         if len(set(ids)) != len(ids):
             raise ValueError("job ids must be unique within a request")
         limits = limits or Limits()
-        payload = json.dumps(
+        done: dict[str, ExecResult] = {}
+        pending = list(jobs)
+        while pending:
+            results, started = self._execute(pending, limits)
+            for job, res in zip(pending, results):
+                if job.id in started:
+                    done[job.id] = res
+            rest = [j for j in pending if j.id not in started]
+            if len(rest) == len(pending):
+                raise InfrastructureError("the container ended before the harness started any job")
+            pending = rest
+        return [done[j.id] for j in jobs]
+
+    @staticmethod
+    def _request(jobs: list[Job], limits: Limits) -> bytes:
+        return json.dumps(
             {
                 "v": 1,
                 "limits": limits.harness_limits(),
@@ -183,11 +201,6 @@ class Sandbox:
             },
             separators=(",", ":"),
         ).encode()
-        n_cases = max(len(j.cases) for j in jobs)
-        backstop = limits.backstop_s(n_cases, len(jobs))
-        # every record is bounded: a value, an error (message + traceback) or a summary
-        channel_cap = (64 << 10) + sum(len(j.cases) * (limits.value_bytes + (32 << 10)) + (128 << 10) for j in jobs)
-        return self._execute(jobs, limits, payload, backstop, channel_cap)
 
     def sweep(self) -> int:
         """Remove every container of this run. Returns how many were removed."""
@@ -258,9 +271,12 @@ class Sandbox:
                     return  # left for the sweep: it carries our labels
                 time.sleep(0.2 * (attempt + 1))
 
-    def _execute(
-        self, jobs: list[Job], limits: Limits, payload: bytes, backstop: float, channel_cap: int
-    ) -> list[ExecResult]:
+    def _execute(self, jobs: list[Job], limits: Limits) -> tuple[list[ExecResult], set[str]]:
+        """One container for one request. Returns the results and the ids of the jobs it started."""
+        payload = self._request(jobs, limits)
+        backstop = limits.backstop_s(max(len(j.cases) for j in jobs), len(jobs))
+        # every record is bounded: a value, an error (message + traceback) or a summary
+        channel_cap = (64 << 10) + sum(len(j.cases) * (limits.value_bytes + (32 << 10)) + (128 << 10) for j in jobs)
         t0 = time.monotonic()
         wall_start = time.time()
         cid = self._create(limits)
@@ -332,7 +348,7 @@ class Sandbox:
                 stderr_bytes=stream.stderr_bytes,
                 stderr_tail=bytes(stream.stderr_tail).decode("utf-8", "backslashreplace"),
             )
-            return [r.model_copy(update={"container": info}) for r in results]
+            return [r.model_copy(update={"container": info}) for r in results], assembler.started()
         finally:
             if sock is not None:
                 _drain_and_close(sock)

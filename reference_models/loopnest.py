@@ -537,6 +537,131 @@ def gen_strided_input_delta(rng: Any, max_pq: int = 12, max_ck: int = 8, max_rs:
             return {"conv": conv, "mapping": mapping}
 
 
+# ------------------------------------------------------------------------------------------
+# F7: spatial unrolling, multicast and reduction
+# ------------------------------------------------------------------------------------------
+
+def ref_gemm_array_accesses(gemm: dict[str, Any], array: dict[str, Any], mapping: dict[str, Any]) -> dict[str, Any]:
+    workload = {"kind": "gemm", **{d: int(gemm[d]) for d in ("M", "N", "K")}}
+    arch = {"levels": [{"name": "GB"}, {"name": "DRAM"}]}
+    maps = {"levels": [
+        {"temporal": _pairs(mapping["gb"]), "spatial": _pairs([mapping["cols"], mapping["rows"]])},
+        {"temporal": _pairs(mapping["dram"])},
+    ]}
+    result = analyze(workload, arch, maps)
+    gb, dram = result["levels"]
+    pes = result["mac_units"]
+    return {
+        "pes_used": pes,
+        "utilization": pes / (int(array["rows"]) * int(array["cols"])),
+        "I_reads": gb["I"]["reads"],
+        "W_reads": gb["W"]["reads"],
+        "O_updates": gb["O"]["updates"],
+        "O_reads": gb["O"]["reads"],
+        "dram_I_reads": dram["I"]["reads"],
+        "dram_W_reads": dram["W"]["reads"],
+        "dram_O_writes": dram["O"]["updates"],
+        "dram_O_reads": dram["O"]["reads"],
+    }
+
+
+def gen_gemm_array_accesses(rng: Any, values: Sequence[int] = (4, 6, 8, 12, 16, 24, 32, 48, 64),
+                            sides: Sequence[int] = (2, 4, 8, 16)) -> dict[str, Any]:
+    dims = ("M", "N", "K")
+    gemm = _gemm_dims(rng, values)
+    array = {"rows": int(_pick(rng, sides)), "cols": int(_pick(rng, sides))}
+    left = dict(gemm)
+    unroll = {}
+    for side in ("rows", "cols"):
+        d = str(_pick(rng, dims))
+        options = [f for f in _divisors(left[d]) if f <= array[side]]
+        f = int(_pick(rng, options[1:] or options))
+        unroll[side] = [d, f]
+        left[d] //= f
+    split = {d: _shares(rng, left[d], 2) for d in dims}
+    return {
+        "gemm": gemm,
+        "array": array,
+        "mapping": {
+            "rows": unroll["rows"],
+            "cols": unroll["cols"],
+            "gb": _level_loops(rng, {d: split[d][0] for d in dims}),
+            "dram": _level_loops(rng, {d: split[d][1] for d in dims}),
+        },
+    }
+
+
+RF_KEYS = ("I_reads", "I_fills", "W_reads", "W_fills", "O_reads", "O_fills", "O_updates")
+GB_KEYS = ("I_reads", "W_reads", "O_updates", "O_reads")
+
+
+def ref_array_edge_accounting(gemm: dict[str, Any], array: dict[str, Any], mapping: dict[str, Any]) -> dict[str, Any]:
+    workload = {"kind": "gemm", **{d: int(gemm[d]) for d in ("M", "N", "K")}}
+    arch = {"levels": [{"name": "RF", "bypass": list(mapping["rf"].get("bypass", []))}, {"name": "GB"}, {"name": "DRAM"}]}
+    maps = {"levels": [
+        {"temporal": _pairs(mapping["rf"].get("loops", []))},
+        {"temporal": _pairs(mapping["gb"]), "spatial": _pairs([mapping["cols"], mapping["rows"]])},
+        {"temporal": _pairs(mapping["dram"])},
+    ]}
+    result = analyze(workload, arch, maps)
+    rf, gb, _ = result["levels"]
+    steps = result["steps"]
+    return {
+        "pes_used": result["mac_units"],
+        "steps": steps,
+        "utilization": result["macs"] / (steps * int(array["rows"]) * int(array["cols"])),
+        "gb": {"I_reads": gb["I"]["reads"], "W_reads": gb["W"]["reads"],
+               "O_updates": gb["O"]["updates"], "O_reads": gb["O"]["reads"]},
+        "rf": {f"{t}_{a}": rf[t][a] for t in TENSORS for a in ("reads", "fills")} | {"O_updates": rf["O"]["updates"]},
+    }
+
+
+def gen_array_edge_accounting(rng: Any, low: int = 3, high: int = 40, sides: Sequence[int] = (2, 3, 4, 6, 8),
+                              max_work: int = 20000) -> dict[str, Any]:
+    """Sizes that the array and the tiles do not divide: ceil factors everywhere, idle PEs on
+    the edge folds, RF bypass lists."""
+    dims = ("M", "N", "K")
+    while True:
+        gemm = {d: int(rng.integers(low, high + 1)) for d in dims}
+        array = {"rows": int(_pick(rng, sides)), "cols": int(_pick(rng, sides))}
+        unroll = {side: [str(_pick(rng, dims)), 1] for side in ("cols", "rows")}
+        rf_loops, gb_loops, dram_loops = [], [], []
+        for d in dims:
+            rem = gemm[d]
+            share = int(rng.integers(1, min(rem, 4) + 1)) if rng.random() < 0.5 else 1
+            rem = -(-rem // share)
+            if share > 1:
+                rf_loops.append([d, share])
+            for side in ("cols", "rows"):
+                if unroll[side][0] == d:
+                    f = int(rng.integers(2, array[side] + 1)) if array[side] > 1 else 1
+                    unroll[side][1] = f
+                    rem = -(-rem // f)
+            share = int(rng.integers(1, rem + 1)) if rng.random() < 0.6 else 1
+            rem = -(-rem // share)
+            if share > 1 or rng.random() < 0.1:
+                gb_loops.append([d, share])
+            if rem > 1 and rng.random() < 0.25 and len(_divisors(rem)) > 2:
+                dram_loops += [[d, x] for x in _split(rng, rem, 2)]
+            elif rem > 1 or rng.random() < 0.1:
+                dram_loops.append([d, rem])
+        steps = prod(f for _, f in rf_loops + gb_loops + dram_loops)
+        pes = unroll["rows"][1] * unroll["cols"][1]
+        if steps * pes <= max_work:
+            break
+    return {
+        "gemm": gemm,
+        "array": array,
+        "mapping": {
+            "rows": unroll["rows"],
+            "cols": unroll["cols"],
+            "rf": {"bypass": _bypass(rng, 0.35), "loops": [rf_loops[i] for i in rng.permutation(len(rf_loops))]},
+            "gb": [gb_loops[i] for i in rng.permutation(len(gb_loops))],
+            "dram": [dram_loops[i] for i in rng.permutation(len(dram_loops))],
+        },
+    }
+
+
 __all__ = [
     "FOOTPRINTS",
     "INPUT_REUSE",
@@ -555,6 +680,8 @@ REFERENCES: dict = {
     "loopnest.pe_array_accesses": ref_pe_array_accesses,
     "loopnest.conv_input_delta": ref_conv_input_delta,
     "loopnest.strided_input_delta": ref_strided_input_delta,
+    "loopnest.gemm_array_accesses": ref_gemm_array_accesses,
+    "loopnest.array_edge_accounting": ref_array_edge_accounting,
 }
 
 GENERATORS: dict = {
@@ -566,4 +693,6 @@ GENERATORS: dict = {
     "loopnest.pe_array_accesses": gen_pe_array_accesses,
     "loopnest.conv_input_delta": gen_conv_input_delta,
     "loopnest.strided_input_delta": gen_strided_input_delta,
+    "loopnest.gemm_array_accesses": gen_gemm_array_accesses,
+    "loopnest.array_edge_accounting": gen_array_edge_accounting,
 }

@@ -72,6 +72,11 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
                      help="grade every sample K more times and report the share whose verdict changed")
     run.add_argument("--workers", type=int, default=None,
                      help="grading containers in parallel (default: CPU count, at most 8)")
+    run.add_argument("--batch", type=int, default=1, metavar="N",
+                     help="batch mode: grade up to N samples of one problem per container, each in its own "
+                     "fresh process with leftovers killed and scratch wiped between samples (faster; samples "
+                     "share a container's kernel namespaces one after another, see docs/performance.md). "
+                     "Default 1: one fresh container per sample")
     run.add_argument("--runs-dir", default=None, help="parent of new run directories (default ./runs)")
     run.add_argument("--name", help="run directory name (default: time, model and a random suffix)")
     run.add_argument("--resume", metavar="RUN", help="continue an interrupted run")
@@ -197,6 +202,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             file_completions = load_completions(path, catalog)
         limits = Limits.model_validate(m.limits) if m.limits else Limits()
         workers = args.workers or workers
+        batch = int(m.exec_mode.split(":")[1]) if m.exec_mode.startswith("batch:") else 1
     else:
         problems = catalog.select(args.pack, args.problem)
         if args.family:
@@ -243,6 +249,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         params = GenParams(model=model, temperature=args.temperature, top_p=args.top_p,
                            max_tokens=args.max_tokens, seed=args.seed, system_prompt=system_prompt)
         limits = Limits()
+        batch = args.batch
+        if batch < 1:
+            raise ConfigError("--batch must be >= 1")
 
     con = console(stderr=True)
     from .execution import safe_workers
@@ -286,6 +295,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                    n_hidden=len(vecs[p.qualified_id].hidden)) for p in problems],
             image={"id": handle.image_id, "tag": handle.image_tag}, limits=limits.model_dump(),
             host=host_facts(), notes=[DEMO_NOTICE] if source == "demo" else [],
+            exec_mode="per-sample" if batch == 1 else f"batch:{batch}",
         )
         run = RunDir.create(Path(args.runs_dir) if args.runs_dir else runs_dir(), manifest)
     else:
@@ -300,7 +310,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     con.print(f"run directory: {run.path}")
     plan = EvalPlan(problems=problems, samples=samples, source=source, prompts=prompts, vectors=vecs,
                     client=client, file_completions=file_completions, concurrency=args.concurrency,
-                    workers=workers, regrade=regrade, base_limits=limits)
+                    workers=workers, regrade=regrade, base_limits=limits, batch_size=batch)
 
     previous = signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections.abc import Callable
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,12 +21,12 @@ from sandbox import Limits
 
 from .demo import demo_completion
 from .errors import GraderError, ModelServiceError
-from .execution import SandboxHandle, grade_source, problem_limits
+from .execution import SandboxHandle, grade_batch, grade_source, problem_limits
 from .extract import extract_code
 from .llm import ModelClient, TransientExhausted
 from .problems import Problem
 from .runs import RunDir, now_iso
-from .scoring import no_code_grade
+from .scoring import Grade, no_code_grade
 from .vectors import VectorSet
 
 log = logging.getLogger(__name__)
@@ -52,6 +51,7 @@ class EvalPlan:
     workers: int = 2
     regrade: int = 0
     base_limits: Limits = field(default_factory=Limits)
+    batch_size: int = 1  # > 1: batch mode (several samples of one problem per container)
 
 
 class Progress:
@@ -61,6 +61,57 @@ class Progress:
     def generated(self, problem: str, sample: int, cached: bool) -> None: ...
     def graded(self, problem: str, sample: int, verdict: str) -> None: ...
     def note(self, text: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class _GradeItem:
+    problem: str
+    sample: int
+    round: int
+    code: str | None
+    reason: str  # why there is no code, when there is none
+
+
+class GradeQueue:
+    """Completions waiting to be graded, grouped by problem.
+
+    A grading worker takes the oldest waiting item together with up to ``n - 1`` more items of
+    the same problem that are already waiting: batches form by themselves when grading lags
+    generation, and nothing ever waits for a batch to fill.
+    """
+
+    def __init__(self) -> None:
+        self._by_problem: dict[str, deque[_GradeItem]] = {}
+        self._order: deque[str] = deque()
+        self._cv = threading.Condition()
+        self._closed = False
+
+    def put(self, item: _GradeItem) -> None:
+        with self._cv:
+            q = self._by_problem.setdefault(item.problem, deque())
+            if not q:
+                self._order.append(item.problem)
+            q.append(item)
+            self._cv.notify()
+
+    def close(self) -> None:
+        with self._cv:
+            self._closed = True
+            self._cv.notify_all()
+
+    def take(self, n: int) -> list[_GradeItem] | None:
+        """Up to n items of one problem; None once closed and empty."""
+        with self._cv:
+            while not self._order and not self._closed:
+                self._cv.wait()
+            if not self._order:
+                return None
+            pid = self._order.popleft()
+            q = self._by_problem[pid]
+            batch = [q.popleft() for _ in range(min(n, len(q)))]
+            if q:
+                self._order.append(pid)
+            return batch
 
 
 class Evaluator:
@@ -74,12 +125,11 @@ class Evaluator:
         self._stop = threading.Event()  # no new generation (interrupt or fatal model error)
         self._interrupted = threading.Event()  # no new verdicts either: resume will redo them
         self._fatal: BaseException | None = None
-        self._grade_futures: list[Future] = []
-        self._futures_lock = threading.Lock()
-        self._grade_pool: ThreadPoolExecutor | None = None
+        self._queue = GradeQueue()
+        self._worker_errors: list[BaseException] = []
 
     # -- planning --------------------------------------------------------------------------
-    def _pending(self) -> tuple[list[tuple[str, int]], list[tuple[str, int, int, dict]]]:
+    def _pending(self) -> tuple[list[tuple[str, int]], list[_GradeItem]]:
         """(samples to generate, gradings to do for samples that already have a completion)."""
         st = self.run.state()
         rounds = range(self.plan.regrade + 1)
@@ -92,14 +142,15 @@ class Evaluator:
             missing = [r for r in rounds if (pid, s, r) not in st.final_grades]
             if missing:
                 need[(pid, s)] = missing
-        to_grade: list[tuple[str, int, int, dict]] = []
+        to_grade: list[_GradeItem] = []
         if need:
             for rec in self.run.journal.records():
                 if rec.get("type") == "completion":
                     key = (rec["problem"], rec["sample"])
                     if key in need:
                         for r in need.pop(key):
-                            to_grade.append((key[0], key[1], r, rec))
+                            to_grade.append(_GradeItem(key[0], key[1], r, rec.get("code"),
+                                                       rec.get("extraction", {}).get("reason", "no code")))
         return to_generate, to_grade
 
     # -- work ------------------------------------------------------------------------------
@@ -141,40 +192,55 @@ class Evaluator:
                "text": text, "code": ex.code, "extraction": ex.to_json(), "meta": meta, "ts": now_iso()}
         self.run.journal.append(rec)
         self.progress.generated(pid, sample, cached)
+        if self._interrupted.is_set():
+            return
         for r in range(self.plan.regrade + 1):
-            self._submit_grade(pid, sample, r, rec)
+            self._queue.put(_GradeItem(pid, sample, r, ex.code, ex.reason))
 
-    def _submit_grade(self, pid: str, sample: int, rnd: int, rec: dict) -> None:
-        assert self._grade_pool is not None
-        if self._interrupted.is_set():
-            return
-        try:
-            fut = self._grade_pool.submit(self._grade, pid, sample, rnd, rec)
-        except RuntimeError:  # the pool was shut down by an interrupt
-            return
-        with self._futures_lock:
-            self._grade_futures.append(fut)
-
-    def _grade(self, pid: str, sample: int, rnd: int, rec: dict) -> None:
-        if self._interrupted.is_set():
-            return  # left for --resume
-        problem = self._by_id[pid]
-        hidden = self.plan.vectors[pid].hidden
-        code = rec.get("code")
-        notes: list[str] = []
-        if code is None:
-            g = no_code_grade(rec.get("extraction", {}).get("reason", "no code"), len(hidden))
-        else:
-            assert self.handle is not None
-            limits = problem_limits(problem, self.plan.base_limits)
-            g, notes = grade_source(self.handle, problem, code, hidden, limits,
-                                    job_id=f"s{sample}-r{rnd}", stop=self._interrupted)
+    def _record(self, item: _GradeItem, g: Grade, notes: list[str]) -> None:
         if self._interrupted.is_set():
             return  # a container torn down by the interrupt is not a verdict: resume grades it
-        self.run.journal.append({"type": "grade", "problem": pid, "sample": sample, "round": rnd,
-                                 "grade": g.model_dump(mode="json"), "infra_notes": notes,
+        self.run.journal.append({"type": "grade", "problem": item.problem, "sample": item.sample,
+                                 "round": item.round, "grade": g.model_dump(mode="json"), "infra_notes": notes,
                                  "image": self.handle.image_id if self.handle else None, "ts": now_iso()})
-        self.progress.graded(pid, sample, g.verdict.value)
+        self.progress.graded(item.problem, item.sample, g.verdict.value)
+
+    def _grade_items(self, items: list[_GradeItem]) -> None:
+        problem = self._by_id[items[0].problem]
+        hidden = self.plan.vectors[problem.qualified_id].hidden
+        with_code = []
+        for it in items:
+            if it.code is None:
+                self._record(it, no_code_grade(it.reason, len(hidden)), [])
+            else:
+                with_code.append(it)
+        if not with_code or self._interrupted.is_set():
+            return
+        assert self.handle is not None
+        limits = problem_limits(problem, self.plan.base_limits)
+        if len(with_code) == 1:
+            it = with_code[0]
+            graded = [grade_source(self.handle, problem, it.code or "", hidden, limits,
+                                   job_id=f"s{it.sample}-r{it.round}", stop=self._interrupted)]
+        else:
+            graded = grade_batch(self.handle, problem,
+                                 [(f"s{it.sample}-r{it.round}", it.code or "") for it in with_code],
+                                 hidden, limits, stop=self._interrupted)
+        for it, (g, notes) in zip(with_code, graded):
+            self._record(it, g, notes)
+
+    def _grade_worker(self) -> None:
+        try:
+            while not self._interrupted.is_set():
+                items = self._queue.take(max(1, self.plan.batch_size))
+                if items is None:
+                    return
+                self._grade_items(items)
+        except BaseException as exc:  # surfaced by execute() in the main thread
+            self._worker_errors.append(exc)
+            self._interrupted.set()
+            self._stop.set()
+            self._queue.close()
 
     # -- driver ----------------------------------------------------------------------------
     def execute(self) -> None:
@@ -184,32 +250,29 @@ class Evaluator:
         self.progress.start(gen_total, grade_total)
         self.run.journal.append({"type": "event", "event": "session_start", "to_generate": gen_total,
                                  "to_grade": grade_total, "ts": now_iso()})
-        self._grade_pool = ThreadPoolExecutor(max_workers=max(1, self.plan.workers), thread_name_prefix="grade")
+        workers = [threading.Thread(target=self._grade_worker, name=f"grade-{i}", daemon=True)
+                   for i in range(max(1, self.plan.workers))]
+        for w in workers:
+            w.start()
         gen_pool = ThreadPoolExecutor(max_workers=max(1, self.plan.concurrency), thread_name_prefix="gen")
         try:
-            for pid, s, r, rec in to_grade:
-                self._submit_grade(pid, s, r, rec)
+            for item in to_grade:
+                self._queue.put(item)
             gen_futures = [gen_pool.submit(self._complete, pid, s) for pid, s in to_generate]
             self._wait(gen_futures)
-            while True:
-                with self._futures_lock:
-                    pending = [f for f in self._grade_futures if not f.done()]
-                if not pending:
-                    break
-                self._wait(pending)
-            with self._futures_lock:
-                for f in self._grade_futures:
-                    exc = f.exception()
-                    if exc is not None:
-                        raise exc
+            self._queue.close()
+            for w in workers:
+                while w.is_alive():
+                    w.join(timeout=0.2)  # short joins keep Ctrl-C prompt
+            if self._worker_errors:
+                raise self._worker_errors[0]
         except BaseException:
             self._interrupted.set()
             self._stop.set()
+            self._queue.close()
             gen_pool.shutdown(wait=False, cancel_futures=True)
-            self._grade_pool.shutdown(wait=False, cancel_futures=True)
             raise
         gen_pool.shutdown(wait=True)
-        self._grade_pool.shutdown(wait=True)
         self.run.journal.append({"type": "event", "event": "session_end", "ts": now_iso()})
         if self._fatal is not None:
             raise self._fatal

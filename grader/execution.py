@@ -132,3 +132,26 @@ def grade_source(
         return infra_grade("; ".join(notes[-2:]) or "sandbox unavailable", len(hidden)), notes
     assert isinstance(result, ExecResult)
     return grade(result, hidden, problem.data.outputs), notes
+
+
+def grade_batch(
+    handle: SandboxHandle,
+    problem: Problem,
+    items: list[tuple[str, str]],
+    hidden: tuple[Vector, ...],
+    limits: Limits | None = None,
+    stop: threading.Event | None = None,
+) -> list[tuple[Grade, list[str]]]:
+    """Grade several candidates of one problem in one container (batch mode).
+
+    ``items`` are (job id, source). Each candidate runs in its own fresh process; the verdicts are
+    the ones per-sample mode gives (see Sandbox.run_many).
+    """
+    limits = limits or problem_limits(problem)
+    jobs = [make_job(job_id, problem, source, hidden) for job_id, source in items]
+    results, notes = run_with_retries(lambda: handle.sandbox.run_many(jobs, limits), stop=stop)
+    if results is None:
+        g = infra_grade("; ".join(notes[-2:]) or "sandbox unavailable", len(hidden))
+        return [(g, notes) for _ in items]
+    assert isinstance(results, list)
+    return [(grade(r, hidden, problem.data.outputs), notes) for r in results]

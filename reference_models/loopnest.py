@@ -55,11 +55,11 @@ Conventions
   time step (spatial reduction merges the partial sums of unrolled reduction dimensions); the
   updates of an outer holder are the write-backs of its child, merged the same way: the child
   instances under one instance of the holder accumulate together, and an element is written back
-  when it leaves the union of their tiles (and once more at the final drain). ``reads = updates - partition``: every update
-  is a read-modify-write except the first of each element at each instance (Timeloop's first-read
-  elision); the partition is the number of distinct elements the instances of the level hold
-  over the run. Fills of an output tile are the partial sums read back from the parent (the
-  parent's reads).
+  when it leaves the union of their tiles (and once more at the final drain).
+  ``reads = updates - partition``: every update is a read-modify-write except the first of each
+  element at each instance (Timeloop's first-read elision); the partition is the number of
+  distinct elements the instances of the level hold over the run. Fills of an output tile are
+  the partial sums read back from the parent (the parent's reads).
 * Counts are totals over all instances of a level (per-instance counts are these divided by
   ``instances``).
 
@@ -70,6 +70,11 @@ Public functions
 * :func:`gemm_two_level_traffic` (dims, buffer_tile, dram_loops) -> DRAM traffic of a two-level
   GEMM in elements.
 * :func:`tile_footprint` and :func:`stationarity_count` for the building blocks.
+
+The problem references (``ref_*``) and input generators (``gen_*``) below are thin adapters from
+each problem's own input shape to these functions; they are registered in :data:`REFERENCES` and
+:data:`GENERATORS`. The counting engine lives in :mod:`reference_models._nestcore`; it is checked
+against a brute-force trace simulator that executes the loop nest (tests only).
 """
 
 from __future__ import annotations

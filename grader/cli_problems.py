@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import uuid
 from pathlib import Path
 
 from .cli import dump_json, pack_roots
@@ -167,7 +168,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not args.static:
         from .execution import open_sandbox
 
-        handle = open_sandbox(run_id="validate")
+        handle = open_sandbox(run_id=f"validate-{uuid.uuid4().hex[:8]}")  # sweeps only its own
     con = console()
 
     def progress(r) -> None:

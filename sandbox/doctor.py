@@ -6,6 +6,7 @@ reports what it can see and do from inside. Each failed check carries the fix.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -104,7 +105,7 @@ def run_checks(limits: Limits | None = None, progress: Callable[[Check], None] |
         return checks
     add(Check("image", True, f"{st.tag} from {st.base_ref}"))
 
-    sandbox = Sandbox(st.tag or image.LATEST, client=client, run_id="doctor")
+    sandbox = Sandbox(st.tag or image.LATEST, client=client, run_id=f"doctor-{uuid.uuid4().hex[:8]}")
     try:
         jobs = [
             Job(id="probe", source=PROBE_SOURCE, entry_point="probe", cases=[Case(id="c0", args=[])]),

@@ -17,6 +17,7 @@ counted apart. Bootstrap resampling uses a fixed seed so a report is reproducibl
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -178,13 +179,21 @@ def headline(pstats: Sequence[ProblemStats], ks: Sequence[int]) -> dict:
     return out
 
 
+def natural_key(text: str) -> tuple:
+    """F2 before F10; easy, medium, hard in that order."""
+    order = {"easy": 0, "medium": 1, "hard": 2}
+    if text in order:
+        return (0, order[text])
+    return (1,) + tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", text))
+
+
 def grouped(outcomes: Sequence[Outcome], pstats: Sequence[ProblemStats], key: str) -> dict[str, dict]:
     """pass@1 and run-to-run spread by family or difficulty."""
     groups: dict[str, list[ProblemStats]] = defaultdict(list)
     for p in pstats:
         groups[getattr(p, key)].append(p)
     out = {}
-    for g in sorted(groups):
+    for g in sorted(groups, key=natural_key):
         members = {p.problem for p in groups[g]}
         p1 = [p.pass1 for p in groups[g] if p.pass1 is not None]
         rates = run_rates(o for o in outcomes if o.problem in members)

@@ -46,6 +46,37 @@ def test_each_required_field_missing(pack_copy, field):
     assert err.path.endswith("sound/problem.toml") and err.field == field and "missing" in str(err)
 
 
+@pytest.mark.parametrize("pattern, field", [
+    (r'^entry_point = "double"\n', "signature.entry_point"),
+    (r'^\[\[signature.params\]\]\nname = "x"\ntype = "int"\ndescription = "an integer"\n', "signature.params"),
+    (r'^name = "tiny_testing.x"\n', "generator.name"),
+    (r'^hidden_seed = 11\n', "generator.hidden_seed"),
+    (r'^hidden_count = 50\n', "generator.hidden_count"),
+    (r'^visible_seed = 12\n', "generator.visible_seed"),
+    (r'^description = "an integer"\n', "signature.params.0.description"),
+    (r'^mistake = "triples x instead of doubling it"\n', "variants.0.mistake"),
+])
+def test_each_required_nested_field_missing(pack_copy, pattern, field):
+    edit(pack_copy / "sound" / "problem.toml", pattern, "")
+    err = load_error(pack_copy)
+    assert err.field == field and "missing" in str(err), str(err)
+
+
+@pytest.mark.parametrize("section", ["signature", "generator", "outputs"])
+def test_each_required_section_missing(pack_copy, section):
+    toml = pack_copy / "sound" / "problem.toml"
+    text = toml.read_text()
+    lines, keep, skip = text.splitlines(keepends=True), [], False
+    for line in lines:
+        if line.startswith("["):
+            skip = line.strip("[]\n").startswith(section)
+        if not skip:
+            keep.append(line)
+    toml.write_text("".join(keep))
+    err = load_error(pack_copy)
+    assert err.field == section and "missing" in str(err), str(err)
+
+
 @pytest.mark.parametrize("pattern, replacement, field", [
     (r'^version = 1', 'version = "one"', "version"),
     (r'^difficulty = "easy"', 'difficulty = "trivial"', "difficulty"),

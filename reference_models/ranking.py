@@ -149,6 +149,65 @@ def gen_array_dataflow_energy(rng: Any, values: Sequence[int] = _F13_VALUES, sid
     return {"gemm": gemm, "array": {"rows": rows, "cols": cols}, "energy": energy}
 
 
+BOUNDS = ("compute", "gb_read", "gb_write")  # also the tie order of the bound
+
+
+def dataflow_gb_counts(gemm: Mapping[str, Any], array: Mapping[str, Any], dataflow: str) -> dict[str, int]:
+    nest = dataflow_nest(gemm, array, dataflow)
+    result = analyze(nest["workload"], nest["architecture"], nest["mapping"])
+    gb = result["levels"][1]
+    return {"cycles": result["steps"], "gb_reads": sum(gb[t]["reads"] for t in TENSORS),
+            "gb_writes": gb["O"]["updates"]}
+
+
+def ref_dataflow_latency(gemm: dict[str, Any], array: dict[str, Any], gb: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, dict[str, Any]] = {k: {} for k in ("cycles", "gb_reads", "gb_writes", "latency", "bound")}
+    for df in DATAFLOWS:
+        c = dataflow_gb_counts(gemm, array, df)
+        terms = {
+            "compute": c["cycles"],
+            "gb_read": -(-c["gb_reads"] // int(gb["read_words_per_cycle"])),
+            "gb_write": -(-c["gb_writes"] // int(gb["write_words_per_cycle"])),
+        }
+        latency = max(terms.values())
+        out["cycles"][df] = c["cycles"]
+        out["gb_reads"][df] = c["gb_reads"]
+        out["gb_writes"][df] = c["gb_writes"]
+        out["latency"][df] = latency
+        out["bound"][df] = next(b for b in BOUNDS if terms[b] == latency)
+    best = min(DATAFLOWS, key=lambda df: (out["latency"][df], DATAFLOWS.index(df)))
+    return {**out, "best_dataflow": best}
+
+
+def _port_width(rng: Any, words: int, cycles: int) -> int:
+    """A port width that makes the port time close to ``cycles``: equal to it (a bound tie) when
+    some width allows, otherwise a little above or below."""
+    exact_width = -(-words // cycles)
+    u = rng.random()
+    if u < 0.35 and -(-words // exact_width) == cycles:
+        return exact_width
+    return max(1, int(round(exact_width * float(_pick(rng, (0.5, 0.7, 0.9, 1.0, 1.2, 1.6, 2.5))))))
+
+
+def gen_dataflow_latency(rng: Any, values: Sequence[int] = _F13_VALUES, sides: Sequence[int] = _SIDES) -> dict[str, Any]:
+    """Port widths drawn around the compute time of a random dataflow, so compute-bound,
+    read-bound and write-bound dataflows and exact bound ties all appear; M == N often (WS and
+    IS then tie)."""
+    gemm = {d: int(_pick(rng, values)) for d in GEMM_DIMS}
+    if rng.random() < 0.3:
+        gemm["N"] = gemm["M"]
+    rows = int(_pick(rng, sides))
+    cols = rows if rng.random() < 0.3 else int(_pick(rng, sides))
+    array = {"rows": rows, "cols": cols}
+    counts = {df: dataflow_gb_counts(gemm, array, df) for df in DATAFLOWS}
+    ref_r, ref_w = _pick(rng, DATAFLOWS), _pick(rng, DATAFLOWS)
+    gb = {
+        "read_words_per_cycle": _port_width(rng, counts[ref_r]["gb_reads"], counts[ref_r]["cycles"]),
+        "write_words_per_cycle": _port_width(rng, counts[ref_w]["gb_writes"], counts[ref_w]["cycles"]),
+    }
+    return {"gemm": gemm, "array": array, "gb": gb}
+
+
 # ------------------------------------------------------------------------------------------
 # F16: two-level tilings ranked by DRAM traffic
 # ------------------------------------------------------------------------------------------
@@ -302,11 +361,13 @@ def gen_hierarchy_energy_ranking(rng: Any, values: Sequence[int] = _F16H_VALUES,
 
 REFERENCES: dict = {
     "ranking.array_dataflow_energy": ref_array_dataflow_energy,
+    "ranking.dataflow_latency": ref_dataflow_latency,
     "ranking.tiling_traffic_ranking": ref_tiling_traffic_ranking,
     "ranking.hierarchy_energy_ranking": ref_hierarchy_energy_ranking,
 }
 GENERATORS: dict = {
     "ranking.array_dataflow_energy": gen_array_dataflow_energy,
+    "ranking.dataflow_latency": gen_dataflow_latency,
     "ranking.tiling_traffic_ranking": gen_tiling_traffic_ranking,
     "ranking.hierarchy_energy_ranking": gen_hierarchy_energy_ranking,
 }

@@ -89,7 +89,7 @@ def _simulated_dataflow(gemm: dict, array: dict, energy: dict, df: str) -> dict:
 
 def test_dataflows_match_simulator():
     ties = 0
-    for args in _cases("ranking.array_dataflow_energy", 21, values=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12),
+    for args in _cases("ranking.array_dataflow_energy", 21, values=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
                        sides=(2, 3, 4, 5, 6, 8)):
         got = REFERENCES["ranking.array_dataflow_energy"](**args)
         want = {df: _simulated_dataflow(args["gemm"], args["array"], args["energy"], df) for df in TABLE}
@@ -113,6 +113,57 @@ def test_dataflow_worked_example():
         "pes_used": {"ws": 6, "os": 6, "is": 9}, "cycles": {"ws": 36, "os": 36, "is": 24},
         "gb_reads": {"ws": 192, "os": 180, "is": 174}, "gb_updates": {"ws": 72, "os": 24, "is": 72},
         "energy_pj": {"ws": 783.0, "os": 792.0, "is": 772.5}, "best_dataflow": "is",
+    }
+
+
+def _least_latency(cycles: int, reads: int, writes: int, gb: dict) -> int:
+    """The fewest cycles L >= cycles in which the ports move the words (L * width >= words),
+    by bisection over L (no ceil formula)."""
+    lo, hi = cycles, max(cycles, reads, writes, 1)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if mid * gb["read_words_per_cycle"] >= reads and mid * gb["write_words_per_cycle"] >= writes:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def test_dataflow_latency_matches_simulator():
+    bound_ties = best_ties = 0
+    bounds = set()
+    for args in _cases("ranking.dataflow_latency", 51, values=(1, 2, 3, 4, 5, 6, 7, 8, 9, 10),
+                       sides=(2, 3, 4, 5, 6, 8)):
+        gb = args["gb"]
+        got = REFERENCES["ranking.dataflow_latency"](**args)
+        zero = {k: 0 for k in ("mac_pj", "rf_read_pj", "rf_write_pj", "gb_read_pj", "gb_write_pj")}
+        for df in TABLE:
+            sim = _simulated_dataflow(args["gemm"], args["array"], {**zero, "gb_block_size": 1}, df)
+            assert got["cycles"][df] == sim["cycles"] and got["gb_reads"][df] == sim["gb_reads"], args
+            assert got["gb_writes"][df] == sim["gb_updates"], args
+            latency = _least_latency(sim["cycles"], sim["gb_reads"], sim["gb_updates"], gb)
+            assert got["latency"][df] == latency, args
+            # the bound: the first resource that alone would need the whole latency
+            alone = {"compute": sim["cycles"] == latency,
+                     "gb_read": _least_latency(0, sim["gb_reads"], 0, gb) == latency,
+                     "gb_write": _least_latency(0, 0, sim["gb_updates"], gb) == latency}
+            assert got["bound"][df] == next(b for b in ("compute", "gb_read", "gb_write") if alone[b]), args
+            bound_ties += sum(alone.values()) > 1
+            bounds.add(got["bound"][df])
+        least = min(got["latency"].values())
+        winners = [df for df in ("ws", "os", "is") if got["latency"][df] == least]
+        assert got["best_dataflow"] == winners[0]
+        best_ties += len(winners) > 1
+    assert bounds == {"compute", "gb_read", "gb_write"} and bound_ties > 50 and best_ties > 50
+
+
+def test_dataflow_latency_worked_example():
+    got = REFERENCES["ranking.dataflow_latency"]({"M": 6, "N": 4, "K": 9}, {"rows": 4, "cols": 3},
+                                                 {"read_words_per_cycle": 8, "write_words_per_cycle": 2})
+    assert got == {
+        "cycles": {"ws": 36, "os": 36, "is": 24}, "gb_reads": {"ws": 192, "os": 180, "is": 174},
+        "gb_writes": {"ws": 72, "os": 24, "is": 72}, "latency": {"ws": 36, "os": 36, "is": 36},
+        "bound": {"ws": "compute", "os": "compute", "is": "gb_write"}, "best_dataflow": "ws",
     }
 
 

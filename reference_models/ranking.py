@@ -20,6 +20,12 @@ streamed operands, spatial reduction of partial sums, first read elided); energy
 The winner has the least energy; exact ties go to the first of ``ws, os, is`` (energies are
 multiples of 1/16 pJ in the generator, so sums are exact and ties are real).
 
+**F13** (``ranking.dataflow_latency``): the same three mappings, timed against the GB's read
+and write ports: ``latency = max(cycles, ceil(GB reads / read width), ceil(GB writes / write
+width))`` (the Timeloop slowdown rule, which comes to this with separate ports), the bound named
+in the order compute, gb_read, gb_write on ties, the fastest dataflow with the ``ws, os, is`` tie
+order.
+
 **F16** (``ranking.tiling_traffic_ranking``): candidate two-level GEMM tilings (buffer tile and
 DRAM loops, the F4 format) ranked by DRAM traffic (stationarity rule, first partial-sum read
 elided); a candidate whose tiles need more than the buffer's capacity (doubled when double

@@ -26,7 +26,7 @@ examples:
   python -m grader eval --model qwen2.5-coder --base-url http://localhost:8000/v1 --api-key-env NONE
   python -m grader eval --completions samples.jsonl --pack perf-core
   python -m grader eval --resume runs/20260101-120000-gpt-4o-mini-1a2b
-  python -m grader eval --problem f4-gemm-dram-traffic --family F4 --difficulty hard --samples 5 --regrade 2
+  python -m grader eval --family F4 --difficulty hard --samples 5 --regrade 2 --batch 8
 """
 
 
@@ -71,7 +71,8 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
     run.add_argument("--regrade", type=int, default=0, metavar="K",
                      help="grade every sample K more times and report the share whose verdict changed")
     run.add_argument("--workers", type=int, default=None,
-                     help="grading containers in parallel (default: CPU count, at most 8)")
+                     help="grading containers in parallel (default: twice the CPU count, at most 8; "
+                     "lowered so their memory limits fit in half the host)")
     run.add_argument("--batch", type=int, default=1, metavar="N",
                      help="batch mode: grade up to N samples of one problem per container, each in its own "
                      "fresh process with leftovers killed and scratch wiped between samples (faster; samples "
@@ -175,7 +176,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from .settings import runs_dir
 
     catalog = Catalog(pack_roots(args))
-    workers = args.workers or min(8, os.cpu_count() or 2)
+    workers = args.workers or min(8, 2 * (os.cpu_count() or 1))
     if workers < 1 or args.concurrency < 1:
         raise ConfigError("--workers and --concurrency must be >= 1")
     file_completions = None

@@ -15,6 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from support import TINY_PACK, leftovers  # noqa: E402
+
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
@@ -53,12 +55,6 @@ def run_label():
     return f"test-{uuid.uuid4().hex[:10]}"
 
 
-def leftovers(client, run_id: str) -> list:
-    from sandbox.engine import LABEL_RUN
-
-    return client.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
-
-
 @pytest.fixture
 def sandbox(docker_api, sandbox_image, run_label):
     """A Sandbox on the current image; after the test, no container of its run may remain."""
@@ -76,9 +72,6 @@ def handle(sandbox, sandbox_image):
     from grader.execution import SandboxHandle
 
     return SandboxHandle(sandbox, sandbox_image.image_id, sandbox_image.tag)
-
-
-TINY_PACK = ROOT / "tests" / "data" / "packs" / "tiny-pack"
 
 
 @pytest.fixture

@@ -94,6 +94,7 @@ class Cgroup:
         self.cpu_v2 = None if self.cpu_v1 else _first_existing(["/sys/fs/cgroup/cpu.stat"])
         self.oom_v1 = _first_existing(["/sys/fs/cgroup/memory/memory.oom_control"])
         self.oom_v2 = None if self.oom_v1 else _first_existing(["/sys/fs/cgroup/memory.events"])
+        self.failcnt_v1 = _first_existing(["/sys/fs/cgroup/memory/memory.failcnt"])
 
     def cpu_seconds(self, pid):
         """Container CPU seconds if the cgroup is visible, else the worker's own."""
@@ -111,13 +112,26 @@ class Cgroup:
         return _proc_cpu_seconds(pid)
 
     def oom_kills(self):
-        path = self.oom_v1 or self.oom_v2
+        return self._counter(self.oom_v1 or self.oom_v2, b"oom_kill ")
+
+    def limit_hits(self):
+        """How often memory use reached the limit (cgroup v1 failcnt, v2 memory.events max)."""
+        if self.failcnt_v1:
+            try:
+                with open(self.failcnt_v1, "rb") as f:
+                    return int(f.read())
+            except (OSError, ValueError):
+                return 0
+        return self._counter(self.oom_v2, b"max ")
+
+    @staticmethod
+    def _counter(path, key):
         if not path:
             return 0
         try:
             with open(path, "rb") as f:
                 for line in f:
-                    if line.startswith(b"oom_kill "):
+                    if line.startswith(key):
                         return int(line.split()[1])
         except (OSError, ValueError):
             pass
@@ -535,6 +549,7 @@ class JobRunner:
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
         oom_before = self.cgroup.oom_kills()
+        hits_before = self.cgroup.limit_hits()
         job_t0 = time.monotonic()
         cpu_job0 = self.cgroup.cpu_seconds(0)
         pid = os.fork()
@@ -706,8 +721,12 @@ class JobRunner:
             else:
                 code = os.WEXITSTATUS(exited) if exited is not None else None
                 stop = ("exit", f"process exited with code {code} before finishing")
-        elif stop is not None and stop[0] in ("cpu_time", "wall_time") and self.cgroup.oom_kills() > oom_before:
-            stop = ("memory", "killed by the out-of-memory killer")
+        elif stop is not None and stop[0] in ("cpu_time", "wall_time"):
+            # time that ran out while the kernel fought for memory at the limit is a memory verdict
+            if self.cgroup.oom_kills() > oom_before:
+                stop = ("memory", "killed by the out-of-memory killer")
+            elif self.cgroup.limit_hits() > hits_before:
+                stop = ("memory", f"reached the memory limit; then {stop[1]}")
 
         if stop is not None:
             emit({

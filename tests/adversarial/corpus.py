@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sandbox.models import Limits
+
+# tight limits so that the resource attacks end quickly
+LIMITS = Limits(case_cpu_s=0.5, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
+
 
 @dataclass(frozen=True)
 class Hostile:

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from corpus import CORPUS, CORRECT
+from corpus import CORPUS, CORRECT, LIMITS
 from grader import vectors
 from grader.execution import grade_batch, grade_source
-from test_corpus import LIMITS
 
 pytestmark = pytest.mark.docker
 

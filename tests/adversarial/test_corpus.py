@@ -12,15 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from corpus import CORPUS, CORRECT
+from corpus import CORPUS, CORRECT, LIMITS
 from grader import vectors
 from grader.execution import grade_source
-from sandbox.models import Limits
 
 pytestmark = pytest.mark.docker
 
 ROOT = Path(__file__).resolve().parents[2]
-LIMITS = Limits(case_cpu_s=0.5, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
 
 
 WATCHED = [ROOT / d for d in ("sandbox", "grader", "reference_models", "problems", "tests/data", "bin")]
@@ -51,7 +49,7 @@ def test_the_corpus_covers_every_threat_category():
 
 @pytest.mark.parametrize("hostile", CORPUS, ids=lambda h: h.name)
 def test_hostile_candidate(hostile, tiny_catalog, handle, docker_api, run_label, tmp_path):
-    from conftest import leftovers
+    from support import leftovers
 
     problem = tiny_catalog.find("tiny-pack/sound")
     hidden = vectors.load(problem).hidden

@@ -25,7 +25,7 @@ def test_prompt_contents(tiny_catalog):
 
 
 def test_problems_show_prints_exactly_the_prompt(tiny_catalog, tmp_path):
-    from conftest import TINY_PACK
+    from support import TINY_PACK
 
     # the CLI runs in a subprocess: register the tiny references there through a sitecustomize
     site = tmp_path / "site"

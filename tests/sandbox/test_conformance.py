@@ -217,7 +217,7 @@ def f(a, b):
 
 
 def test_nothing_is_left_behind_even_with_a_lingering_child(sandbox, docker_api, run_label):
-    from conftest import leftovers
+    from support import leftovers
 
     src = "import subprocess\ndef f(a, b):\n    subprocess.Popen(['sleep', '300'])\n    return {'v': 1}\n"
     r = sandbox.run(job(src, 1), FAST)

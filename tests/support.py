@@ -1,0 +1,15 @@
+"""Helpers shared by tests (a plain module: conftest modules are not importable by name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY_PACK = ROOT / "tests" / "data" / "packs" / "tiny-pack"
+
+
+def leftovers(client, run_id: str) -> list:
+    """Containers (any state) still carrying a run's label."""
+    from sandbox.engine import LABEL_RUN
+
+    return client.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})

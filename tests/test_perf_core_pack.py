@@ -44,3 +44,14 @@ def test_problem_is_sound(problem, handle):
     assert batched["solution"][0].verdict.value == "pass"
     for name, verdict in by_name.items():
         assert batched[name][0].verdict.value == verdict, f"{name}: batch {batched[name][0].verdict.value} vs {verdict}"
+
+
+def test_pack_readme_and_changelog_are_current():
+    pack = CATALOG.pack("perf-core")
+    readme = (pack.dir / "README.md").read_text()
+    listed = [line.split("`")[1] for line in readme.splitlines() if line.startswith("| `")]
+    assert sorted(listed) == sorted(p.id for p in PROBLEMS)
+    tiers = {d: sum(p.difficulty == d for p in PROBLEMS) for d in ("easy", "medium", "hard")}
+    assert (f"{len(PROBLEMS)} problems over all {len({p.family for p in PROBLEMS})} families "
+            f"({tiers['easy']} easy, {tiers['medium']} medium, {tiers['hard']} hard)") in readme
+    assert f"## {pack.version}" in (pack.dir / "CHANGELOG.md").read_text()

@@ -13,14 +13,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox import Limits
 
 from .demo import demo_completion
-from .errors import GraderError, ModelServiceError
+from .errors import ModelServiceError
 from .execution import SandboxHandle, grade_batch, grade_source, problem_limits
 from .extract import extract_code
 from .llm import ModelClient, TransientExhausted
@@ -277,15 +277,14 @@ class Evaluator:
         if self._fatal is not None:
             raise self._fatal
 
-    def _wait(self, futures: list[Future]) -> None:
-        # wait in short slices so that Ctrl-C is delivered promptly to the main thread
+    @staticmethod
+    def _wait(futures: list[Future]) -> None:
+        """Wait for every future, in short slices so that Ctrl-C reaches the main thread promptly;
+        then raise the first unexpected error (a bug must not lose a sample silently)."""
+        pending = set(futures)
+        while pending:
+            _, pending = wait(pending, timeout=0.2)
         for f in futures:
-            while not f.done():
-                try:
-                    f.result(timeout=0.2)
-                except TimeoutError:
-                    continue
-                except GraderError:
-                    raise
-                except Exception:  # noqa: BLE001 - surfaced after every worker has finished
-                    break
+            exc = f.exception()
+            if exc is not None:
+                raise exc

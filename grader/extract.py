@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,9 +33,19 @@ class Extraction:
         return {"method": self.method, "blocks": self.blocks, "reason": self.reason}
 
 
+# CPython 3.11's parser is not safe to run from several threads at once ("AST constructor
+# recursion depth mismatch"); completions are extracted from a pool of request threads.
+_PARSE_LOCK = threading.Lock()
+
+
+def _parse(code: str) -> ast.Module:
+    with _PARSE_LOCK:
+        return ast.parse(code)
+
+
 def _defines(code: str, name: str) -> bool:
     try:
-        tree = ast.parse(code)
+        tree = _parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return re.search(rf"^\s*(async\s+)?def\s+{re.escape(name)}\s*\(", code, re.MULTILINE) is not None
     for node in tree.body:
@@ -47,7 +58,7 @@ def _defines(code: str, name: str) -> bool:
 
 def _parses(code: str) -> bool:
     try:
-        ast.parse(code)
+        _parse(code)
         return True
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False

@@ -41,3 +41,13 @@ def test_block_without_entry_point_is_still_taken():
 def test_huge_completion():
     ex = extract_code("x" * 3_000_000, "solve")
     assert ex.code is None and "longer" in ex.reason
+
+
+def test_extraction_is_safe_from_many_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    deep = "```python\ndef solve(x):\n    return " + "(" * 40 + "x" + ")" * 40 + "\n```"
+    texts = [deep, "```python\ndef solve(x):\n    return [[[[x]]]]\n```"] * 200
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda t: extract_code(t, "solve"), texts))
+    assert all(r.code is not None and r.method == "fenced" for r in results)

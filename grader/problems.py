@@ -99,6 +99,12 @@ def parse_type(text: str) -> TypeSpec:
 # the file format
 # ------------------------------------------------------------------------------------------
 
+def _refuse_duplicates(names: list[str], what: str) -> None:
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"duplicate {what}: {', '.join(dup)}")
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -124,10 +130,7 @@ class Signature(_Strict):
     @field_validator("params")
     @classmethod
     def _unique(cls, v: list[ParamSpec]) -> list[ParamSpec]:
-        names = [p.name for p in v]
-        dup = {n for n in names if names.count(n) > 1}
-        if dup:
-            raise ValueError(f"duplicate parameter names: {', '.join(sorted(dup))}")
+        _refuse_duplicates([p.name for p in v], "parameter names")
         return v
 
     def python(self) -> str:
@@ -243,18 +246,13 @@ class ProblemFile(_Strict):
     @field_validator("outputs")
     @classmethod
     def _unique_outputs(cls, v: list[FieldSpec]) -> list[FieldSpec]:
-        names = [f.name for f in v]
-        dup = {n for n in names if names.count(n) > 1}
-        if dup:
-            raise ValueError(f"duplicate output names: {', '.join(sorted(dup))}")
+        _refuse_duplicates([f.name for f in v], "output names")
         return v
 
     @field_validator("variants")
     @classmethod
     def _unique_variants(cls, v: list[VariantSpec]) -> list[VariantSpec]:
-        files = [x.file for x in v]
-        if len(set(files)) != len(files):
-            raise ValueError("a variant file is declared twice")
+        _refuse_duplicates([x.file for x in v], "variant files")
         return v
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ._draw import divisors as _divisors, pick as _pick, shares as _shares
 from .loopnest import analyze
 
 TENSORS = ("I", "W", "O")
@@ -79,12 +80,8 @@ def hierarchy_energy(gemm: Mapping[str, Any], hierarchy: Mapping[str, Any],
 # shared draws
 # ------------------------------------------------------------------------------------------
 
-def _pick(rng: Any, values: Sequence[Any]) -> Any:
-    return values[int(rng.integers(0, len(values)))]
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def _log_int(rng: Any, low_digits: int, high_digits: int) -> int:
@@ -98,14 +95,6 @@ def _milli(rng: Any, low: int, high: int) -> float:
     return int(rng.integers(low, high + 1)) / 1000
 
 
-def _shares(rng: Any, bound: int, parts: int) -> list[int]:
-    out = [1] * parts
-    order = rng.permutation(parts)
-    for i in order[:-1]:
-        out[i] = int(_pick(rng, _divisors(bound)))
-        bound //= out[i]
-    out[order[-1]] = bound
-    return out
 
 
 def _level_loops(rng: Any, shares: Mapping[str, int], split_prob: float = 0.25,

@@ -83,6 +83,7 @@ import itertools
 from math import prod
 from typing import Any, Mapping, Sequence
 
+from ._draw import divisors as _divisors, pick as _pick, shares as _shares
 from ._nestcore import (
     FOOTPRINTS,
     INPUT_REUSE,
@@ -207,8 +208,6 @@ def _pairs(loops: Sequence[Sequence[Any]]) -> list[list[Any]]:
     return [[str(d), int(f)] for d, f in loops]
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def _split(rng: Any, total: int, parts: int) -> list[int]:
@@ -222,8 +221,6 @@ def _split(rng: Any, total: int, parts: int) -> list[int]:
     return out
 
 
-def _pick(rng: Any, values: Sequence[Any]) -> Any:
-    return values[int(rng.integers(0, len(values)))]
 
 
 _COMPOSITE = (1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 27, 32, 36, 48, 64, 72, 96, 128)
@@ -398,16 +395,6 @@ def _level_loops(rng: Any, shares: Mapping[str, int], split_prob: float = 0.25) 
     return [loops[i] for i in order]
 
 
-def _shares(rng: Any, bound: int, parts: int) -> list[int]:
-    """An exact factorization of ``bound`` into ``parts`` factors, drawn in a random order of
-    the parts so that no level is favoured."""
-    out = [1] * parts
-    order = rng.permutation(parts)
-    for i in order[:-1]:
-        out[i] = int(_pick(rng, _divisors(bound)))
-        bound //= out[i]
-    out[order[-1]] = bound
-    return out
 
 
 def _bypass(rng: Any, p: float) -> list[str]:

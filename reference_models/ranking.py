@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ._draw import divisors as _divisors, pick as _pick
 from .energy import (
     GEMM_DIMS,
     HIERARCHY,
@@ -67,12 +68,8 @@ def largest_divisor_at_most(n: int, cap: int) -> int:
     return max(d for d in range(1, min(n, cap) + 1) if n % d == 0)
 
 
-def _pick(rng: Any, values: Sequence[Any]) -> Any:
-    return values[int(rng.integers(0, len(values)))]
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
 
 
 def ranked(metric: Sequence[Any], valid: Sequence[bool], invalid_last: bool) -> list[int]:

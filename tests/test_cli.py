@@ -69,3 +69,11 @@ def test_problems_new_scaffolds_a_pack_that_loads_once_filled(tmp_path):
     assert out.returncode == 0 and "my-pack/f99-example" in out.stdout
     out = grader("problems", "validate", "my-pack", "--pack-path", str(tmp_path / "my-pack"), "--static")
     assert out.returncode == 1 and "unknown key" in out.stdout
+
+
+def test_piped_output_is_plain_text():
+    out = grader("problems", "list")
+    assert out.returncode == 0 and "perf-core" in out.stdout
+    assert "\x1b[" not in out.stdout
+    help_out = grader("eval", "--help")
+    assert "\x1b[" not in help_out.stdout

@@ -84,37 +84,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 # audit
 # ------------------------------------------------------------------------------------------
 
-def _matches(problem: str, wanted: list[str] | None) -> bool:
-    return not wanted or any(problem == w or problem.split("/", 1)[-1] == w for w in wanted)
-
-
 def audit_records(run_path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Failing samples of one run, filtered, with everything an audit shows."""
-    from .results import iter_samples
-    from .runs import RunDir
-    from .signatures import signature
+    """Failing samples of one run, filtered as the command line asks."""
+    from .results import failing_records
 
-    run = RunDir.open(run_path)
-    m = run.manifest
-    titles = {p.id: p.title for p in m.problems}
-    out = []
-    for rec in iter_samples(run):
-        g = rec.grade
-        if g is None or g["verdict"] == "pass":
-            continue
-        if not _matches(rec.problem, args.problem):
-            continue
-        if args.sample and rec.sample not in args.sample:
-            continue
-        if args.verdict and g["verdict"] not in args.verdict:
-            continue
-        comp = rec.completion or {}
-        out.append({
-            "run": m.run_id, "model": m.model, "problem": rec.problem, "title": titles.get(rec.problem, ""),
-            "sample": rec.sample, "verdict": g["verdict"], "reason": g["reason"], "signature": signature(g),
-            "code": comp.get("code"), "extraction": comp.get("extraction"), "grade": g,
-        })
-    return out
+    return failing_records(run_path, args.problem, args.sample, args.verdict)
 
 
 def _print_sample(r: dict[str, Any], show_code: bool) -> None:

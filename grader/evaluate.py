@@ -21,7 +21,7 @@ from sandbox import Limits
 
 from .demo import demo_completion
 from .errors import ModelServiceError
-from .execution import SandboxHandle, grade_batch, grade_source, problem_limits
+from .execution import SandboxHandle, grade_batch, problem_limits
 from .extract import extract_code
 from .llm import ModelClient, TransientExhausted
 from .problems import Problem
@@ -218,14 +218,8 @@ class Evaluator:
             return
         assert self.handle is not None
         limits = problem_limits(problem, self.plan.base_limits)
-        if len(with_code) == 1:
-            it = with_code[0]
-            graded = [grade_source(self.handle, problem, it.code or "", hidden, limits,
-                                   job_id=f"s{it.sample}-r{it.round}", stop=self._interrupted)]
-        else:
-            graded = grade_batch(self.handle, problem,
-                                 [(f"s{it.sample}-r{it.round}", it.code or "") for it in with_code],
-                                 hidden, limits, stop=self._interrupted)
+        graded = grade_batch(self.handle, problem, [(f"s{it.sample}-r{it.round}", it.code or "") for it in with_code],
+                             hidden, limits, stop=self._interrupted)
         for it, (g, notes) in zip(with_code, graded):
             self._record(it, g, notes)
 

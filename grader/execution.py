@@ -124,14 +124,8 @@ def grade_source(
     job_id: str = "sample",
     stop: threading.Event | None = None,
 ) -> tuple[Grade, list[str]]:
-    """Run source on the hidden vectors and score it. Infrastructure errors are retried."""
-    limits = limits or problem_limits(problem)
-    job = make_job(job_id, problem, source, hidden)
-    result, notes = run_with_retries(lambda: handle.sandbox.run(job, limits), stop=stop)
-    if result is None:
-        return infra_grade("; ".join(notes[-2:]) or "sandbox unavailable", len(hidden)), notes
-    assert isinstance(result, ExecResult)
-    return grade(result, hidden, problem.data.outputs), notes
+    """Run one candidate on the hidden vectors in a fresh container and score it."""
+    return grade_batch(handle, problem, [(job_id, source)], hidden, limits, stop)[0]
 
 
 def grade_batch(
@@ -145,7 +139,8 @@ def grade_batch(
     """Grade several candidates of one problem in one container (batch mode).
 
     ``items`` are (job id, source). Each candidate runs in its own fresh process; the verdicts are
-    the ones per-sample mode gives (see Sandbox.run_many).
+    the ones per-sample mode gives (see Sandbox.run_many). Infrastructure errors are retried;
+    the candidates' own behaviour never is.
     """
     limits = limits or problem_limits(problem)
     jobs = [make_job(job_id, problem, source, hidden) for job_id, source in items]

@@ -24,9 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .render import ci_text, pct, verdict_label
-from .results import iter_samples
-from .signatures import signature
-from .runs import RunDir
+from .results import failing_records
 
 MAX_SAMPLES_SHOWN = 200
 MAX_CODE_CHARS = 8_000
@@ -61,33 +59,28 @@ VERDICT_COLORS = {
 
 def failing_samples(run_path: Path) -> list[dict[str, Any]]:
     """Every sample of a run whose final verdict is not a pass, with what the page shows of it."""
-    run = RunDir.open(Path(run_path))
-    titles = {p.id: p.title for p in run.manifest.problems}
     out: list[dict[str, Any]] = []
-    for rec in iter_samples(run):
-        g = rec.grade
-        if g is None or g.get("verdict") == "pass":
-            continue
-        comp = rec.completion or {}
+    for r in failing_records(Path(run_path)):
+        g = r["grade"]
         out.append({
-            "problem": rec.problem,
-            "title": titles.get(rec.problem, ""),
-            "sample": rec.sample,
-            "verdict": g.get("verdict", ""),
-            "reason": g.get("reason", ""),
-            "code": comp.get("code"),
+            "problem": r["problem"],
+            "title": r["title"],
+            "sample": r["sample"],
+            "verdict": r["verdict"],
+            "reason": r["reason"],
+            "code": r["code"],
             "failures": g.get("failures") or [],
             "output_tail": g.get("output_tail") or "",
             "stop_reason": g.get("stop_reason"),
             "cpu_s": g.get("cpu_s") or 0.0,
             "wall_s": g.get("wall_s") or 0.0,
             "max_rss_kb": g.get("max_rss_kb"),
-            "signature": signature(g),
+            "signature": r["signature"],
             # beyond the minimum: the page shows these when present
             "stop_detail": g.get("stop_detail") or "",
             "vectors_passed": g.get("vectors_passed"),
             "vectors_total": g.get("vectors_total"),
-            "extraction": (comp.get("extraction") or {}).get("reason", ""),
+            "extraction": (r["extraction"] or {}).get("reason", ""),
         })
     return out
 

@@ -113,3 +113,36 @@ def iter_samples(run: RunDir) -> Iterator[SampleRecord]:
         samples.setdefault(key, SampleRecord(*key)).grades[rec.get("round", 0)] = rec
     for key in sorted(samples):
         yield samples[key]
+
+
+def failing_records(
+    run_path: Path,
+    problems: list[str] | None = None,
+    samples: list[int] | None = None,
+    verdicts: list[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Every failing sample of a run (final verdict not a pass), optionally filtered by problem
+    (``pack/id`` or bare id), sample index and verdict, with what an audit shows of it."""
+    from .signatures import signature
+
+    run = RunDir.open(run_path)
+    m = run.manifest
+    titles = {p.id: p.title for p in m.problems}
+    out = []
+    for rec in iter_samples(run):
+        g = rec.grade
+        if g is None or g["verdict"] == "pass":
+            continue
+        if problems and not any(rec.problem == w or rec.problem.split("/", 1)[-1] == w for w in problems):
+            continue
+        if samples and rec.sample not in samples:
+            continue
+        if verdicts and g["verdict"] not in verdicts:
+            continue
+        comp = rec.completion or {}
+        out.append({
+            "run": m.run_id, "model": m.model, "problem": rec.problem, "title": titles.get(rec.problem, ""),
+            "sample": rec.sample, "verdict": g["verdict"], "reason": g["reason"], "signature": signature(g),
+            "code": comp.get("code"), "extraction": comp.get("extraction"), "grade": g,
+        })
+    return out

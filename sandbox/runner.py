@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import docker
 import docker.errors
@@ -50,15 +50,12 @@ class _Stream:
     """Demultiplexed reading of an attach socket (stdout = channel, stderr = supervisor)."""
 
     sock: socket.socket
-    buf: bytearray
-    channel: bytearray
+    buf: bytearray = field(default_factory=bytearray)
+    channel: bytearray = field(default_factory=bytearray)
     channel_bytes: int = 0
     stderr_bytes: int = 0
-    stderr_tail: bytearray = None  # type: ignore[assignment]
+    stderr_tail: bytearray = field(default_factory=bytearray)
     eof: bool = False
-
-    def __post_init__(self) -> None:
-        self.stderr_tail = bytearray()
 
     def pump(self, deadline: float) -> bool:
         """Read once (blocking until data or the deadline). False at EOF or deadline."""
@@ -297,7 +294,7 @@ class Sandbox:
                 sock.shutdown(socket.SHUT_WR)
             except OSError as exc:
                 raise InfrastructureError(f"writing the request failed: {short_error(exc)}") from exc
-            stream = _Stream(sock=sock, buf=bytearray(), channel=bytearray())
+            stream = _Stream(sock=sock)
             assembler = ChannelAssembler(jobs)
             host_stop: StopInfo | None = None
             try:

@@ -22,7 +22,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -371,6 +371,9 @@ class Pack:
 # loading
 # ------------------------------------------------------------------------------------------
 
+_M = TypeVar("_M", bound=BaseModel)
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as f:
@@ -397,15 +400,20 @@ def _validation_error(path: Path, exc: ValidationError) -> PackError:
     return PackError(path, msg, loc)
 
 
+def _load_file(path: Path, model: type[_M]) -> _M:
+    """Read a TOML file into a strict model, or raise PackError naming the file and field."""
+    raw = _read_toml(path)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_error(path, exc) from None
+
+
 def load_pack(pack_dir: Path) -> Pack:
     """Load one pack and all of its problems, or raise PackError."""
     pack_dir = Path(pack_dir)
     pack_path = pack_dir / PACK_FILE
-    raw = _read_toml(pack_path)
-    try:
-        data = PackFile.model_validate(raw)
-    except ValidationError as exc:
-        raise _validation_error(pack_path, exc) from None
+    data = _load_file(pack_path, PackFile)
     if data.name != pack_dir.name:
         raise PackError(pack_path, f"pack name {data.name!r} differs from its directory {pack_dir.name!r}", "name")
     pack = Pack(name=data.name, dir=pack_dir, data=data)
@@ -425,11 +433,7 @@ def load_pack(pack_dir: Path) -> Pack:
 
 def load_problem(pack: Pack, problem_dir: Path) -> Problem:
     path = problem_dir / PROBLEM_FILE
-    raw = _read_toml(path)
-    try:
-        data = ProblemFile.model_validate(raw)
-    except ValidationError as exc:
-        raise _validation_error(path, exc) from None
+    data = _load_file(path, ProblemFile)
     if data.id != problem_dir.name:
         raise PackError(path, f"id {data.id!r} differs from its directory name {problem_dir.name!r}", "id")
     spec_path = problem_dir / SPEC_FILE

@@ -81,9 +81,6 @@ def hierarchy_energy(gemm: Mapping[str, Any], hierarchy: Mapping[str, Any],
 # ------------------------------------------------------------------------------------------
 
 
-
-
-
 def _log_int(rng: Any, low_digits: int, high_digits: int) -> int:
     """A positive integer, log-uniform over [10**low_digits, 10**high_digits) (integer draws only)."""
     digits = int(rng.integers(low_digits, high_digits))
@@ -93,8 +90,6 @@ def _log_int(rng: Any, low_digits: int, high_digits: int) -> int:
 def _milli(rng: Any, low: int, high: int) -> float:
     """A value in [low, high] thousandths, as a float with three decimals."""
     return int(rng.integers(low, high + 1)) / 1000
-
-
 
 
 def _level_loops(rng: Any, shares: Mapping[str, int], split_prob: float = 0.25,

@@ -208,8 +208,6 @@ def _pairs(loops: Sequence[Sequence[Any]]) -> list[list[Any]]:
     return [[str(d), int(f)] for d, f in loops]
 
 
-
-
 def _split(rng: Any, total: int, parts: int) -> list[int]:
     """An exact ordered factorization of ``total`` into ``parts`` factors."""
     out = []
@@ -219,8 +217,6 @@ def _split(rng: Any, total: int, parts: int) -> list[int]:
         total //= f
     out.append(total)
     return out
-
-
 
 
 _COMPOSITE = (1, 2, 3, 4, 6, 8, 9, 12, 16, 18, 24, 27, 32, 36, 48, 64, 72, 96, 128)
@@ -393,8 +389,6 @@ def _level_loops(rng: Any, shares: Mapping[str, int], split_prob: float = 0.25) 
             loops.append([d, f])
     order = rng.permutation(len(loops))
     return [loops[i] for i in order]
-
-
 
 
 def _bypass(rng: Any, p: float) -> list[str]:

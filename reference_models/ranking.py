@@ -68,10 +68,6 @@ def largest_divisor_at_most(n: int, cap: int) -> int:
     return max(d for d in range(1, min(n, cap) + 1) if n % d == 0)
 
 
-
-
-
-
 def ranked(metric: Sequence[Any], valid: Sequence[bool], invalid_last: bool) -> list[int]:
     """Valid candidates by ascending metric (ties: lower index first); then, if ``invalid_last``,
     the invalid ones by index."""

@@ -133,7 +133,7 @@ def problem_stats(outcomes: Iterable[Outcome]) -> list[ProblemStats]:
     for o in outcomes:
         groups[o.problem].append(o)
     out = []
-    for pid in sorted(groups):
+    for pid in sorted(groups, key=natural_key):
         os_ = groups[pid]
         counted = [o for o in os_ if o.counted]
         n = len(counted)

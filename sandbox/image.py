@@ -116,30 +116,42 @@ def _image_id(client: docker.APIClient, ref: str) -> str | None:
 
 
 def status(client: docker.APIClient) -> ImageStatus:
-    """Whether the sandbox image exists and matches the files and base it was built from."""
-    try:
-        info = client.inspect_image(LATEST)
-    except docker.errors.NotFound:
-        return ImageStatus(present=False, current=False, reason="the sandbox image has not been built")
-    except API_ERRORS as exc:
-        raise EngineUnavailable(f"cannot inspect the sandbox image: {short_error(exc)}") from None
-    labels = (info.get("Config") or {}).get("Labels") or {}
-    base_ref = labels.get(LABEL_BASE, "")
-    base_id = labels.get(LABEL_BASE_ID, "")
-    built_hash = labels.get(LABEL_CONTENT, "")
-    tag = f"{REPO}:{built_hash[:16]}" if built_hash else LATEST
+    """Whether a sandbox image built from exactly these files (and a base that has not changed
+    since) is on the engine.
+
+    Images are found by their content-hash label, not by the ``latest`` tag, so checkouts of
+    different versions sharing one engine each find their own image.
+    """
     try:
         files = context_files()
     except ImageBuildError as exc:
-        return ImageStatus(True, False, tag, info["Id"], base_ref, str(exc))
-    if content_hash(files, base_ref, base_id) != built_hash:
-        return ImageStatus(True, False, tag, info["Id"], base_ref,
+        return ImageStatus(False, False, reason=str(exc))
+    try:
+        images = client.images(filters={"label": LABEL_CONTENT})
+    except API_ERRORS as exc:
+        raise EngineUnavailable(f"cannot list the sandbox images: {short_error(exc)}") from None
+    if not images:
+        return ImageStatus(present=False, current=False, reason="the sandbox image has not been built")
+    ours = []
+    for img in images:
+        labels = img.get("Labels") or {}
+        built = labels.get(LABEL_CONTENT, "")
+        if built and content_hash(files, labels.get(LABEL_BASE, ""), labels.get(LABEL_BASE_ID, "")) == built:
+            ours.append(img)
+    if not ours:
+        return ImageStatus(True, False, LATEST, None, None,
                            "the Dockerfile or harness changed since the image was built")
-    now_id = _image_id(client, base_ref) if base_ref else None
-    if now_id is not None and now_id != base_id:
-        return ImageStatus(True, False, tag, info["Id"], base_ref,
-                           f"the base image {base_ref} changed since the image was built")
-    return ImageStatus(True, True, tag, info["Id"], base_ref, "up to date")
+    stale_reason = ""
+    for img in sorted(ours, key=lambda i: i.get("Created", 0), reverse=True):
+        labels = img["Labels"]
+        base_ref, base_id = labels.get(LABEL_BASE, ""), labels.get(LABEL_BASE_ID, "")
+        tag = f"{REPO}:{labels[LABEL_CONTENT][:16]}"
+        now_id = _image_id(client, base_ref) if base_ref else None
+        if now_id is not None and now_id != base_id:
+            stale_reason = f"the base image {base_ref} changed since the image was built"
+            continue
+        return ImageStatus(True, True, tag, img["Id"], base_ref, "up to date")
+    return ImageStatus(True, False, LATEST, None, None, stale_reason)
 
 
 def resolve(client: docker.APIClient) -> ImageStatus:

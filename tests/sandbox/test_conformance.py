@@ -237,3 +237,25 @@ def f(a, b):
                         cases=[Case(id=f"c{i}", args=[i, 0]) for i in range(4)]), FAST)
     assert r.completed
     assert all(not c.ok and c.error.type == "UnsupportedResult" for c in r.cases), [c.error for c in r.cases]
+
+
+def test_the_image_holds_only_the_interpreter_numpy_and_the_harness(sandbox):
+    src = """
+import importlib.util, os, shutil
+def f(a, b):
+    return {
+        "tools": sorted(t for t in ("gcc", "cc", "g++", "clang", "git", "make", "pip", "pip3", "curl", "wget")
+                        if shutil.which(t)),
+        "modules": sorted(m for m in ("reference_models", "grader", "sandbox", "docker", "openai", "pydantic")
+                          if importlib.util.find_spec(m) is not None),
+        "numpy": importlib.util.find_spec("numpy") is not None,
+        "opt": sorted(os.listdir("/opt")), "harness": sorted(os.listdir("/opt/harness")),
+        "git_dirs": [d for d in ("/.git", "/opt/.git", "/opt/harness/.git") if os.path.exists(d)],
+        "uid_of_harness": os.stat("/opt/harness/pg_harness.py").st_uid,
+    }
+"""
+    r = sandbox.run(job(src, 1), FAST)
+    assert r.completed, r.stop
+    v = r.cases[0].value
+    assert v == {"tools": [], "modules": [], "numpy": True, "opt": ["harness"], "harness": ["pg_harness.py"],
+                 "git_dirs": [], "uid_of_harness": 0}

@@ -45,7 +45,7 @@ def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
         for n, v in enumerate(visible, 1):
             call = ", ".join(f"{p.name}={_json(a)}" for p, a in zip(sig.params, v.args))
             expected = {f.name: v.expected[f.name] for f in problem.data.outputs}
-            lines += [f"Example {n}:", "", "```python", f"{sig.entry_point}({call})", f"# returns",
+            lines += [f"Example {n}:", "", "```python", f"{sig.entry_point}({call})", "# returns",
                       f"{_json(expected)}", "```", ""]
     lines += ["## Answer format", "", _INSTRUCTIONS.format(entry=sig.entry_point)]
     return "\n".join(lines).rstrip() + "\n"

@@ -168,7 +168,7 @@ def test_dataflow_latency_worked_example():
 
 
 def test_dataflow_generator_draws_the_traps():
-    not_divisible = winners = 0
+    not_divisible = 0
     seen = set()
     for args in _cases("ranking.array_dataflow_energy", 1301):
         g, a = args["gemm"], args["array"]

@@ -118,7 +118,7 @@ def test_gemm_random_against_roofs():
         got = rl.roofline_gemm(args["gemm"], args["hw"])
         want = _gemm_roofline_by_roofs(args["gemm"], args["hw"])
         _assert_same(got, want)
-        g, h = args["gemm"], args["hw"]
+        h = args["hw"]
         ties += want["flops"] * h["dram_gb_per_s"] * 10**9 == 2 * h["macs_per_cycle"] * h["clock_mhz"] * 10**6 * want["dram_bytes"]
         bounds += got["bound"] == "memory"
     # the traps appear: exact ties and both bounds

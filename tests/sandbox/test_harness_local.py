@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 HARNESS = Path(__file__).resolve().parents[2] / "sandbox" / "harness" / "pg_harness.py"
 

@@ -115,6 +115,16 @@ class PackFile(_Strict):
     name: str = Field(pattern=SLUG, description="pack name, used as the prefix of problem ids")
     version: str = Field(pattern=r"^\d+\.\d+\.\d+$", description="semantic version of the pack")
     description: str = Field(min_length=1)
+    tier: Literal["guided", "model"] = Field(
+        "guided",
+        description="guided: specs state the formulas; model: specs state only what the hardware does, "
+        "so the model has to build the performance model itself",
+    )
+    preamble: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9_.-]+\.md$",
+        description="a Markdown file of the pack (e.g. FORMAT.md) shown before every problem's spec in the "
+        "prompt: the pack's shared input format",
+    )
 
 
 class ParamSpec(_Strict):
@@ -188,6 +198,15 @@ class FieldSpec(_Strict):
         return "; ".join(dict.fromkeys(parts))
 
 
+class RealSpec(_Strict):
+    """Real-size hidden vectors: instances no element-by-element simulation finishes in time."""
+
+    seed: int = Field(ge=0)
+    count: int = Field(ge=1, le=1000)
+    options: dict[str, Any] = Field(default_factory=dict, description="generator options for real sizes "
+                                    "(merged over the generator's options)")
+
+
 class GeneratorSpec(_Strict):
     """Where the test inputs come from: a registered generator, its options and seeds."""
 
@@ -200,11 +219,15 @@ class GeneratorSpec(_Strict):
     small_input_space: str | None = Field(
         None, description=f"reason the input space allows fewer than {MIN_HIDDEN} hidden vectors"
     )
+    real: RealSpec | None = Field(
+        None, description="real-size hidden vectors drawn in addition to the hidden_count small ones"
+    )
 
     @model_validator(mode="after")
     def _seeds(self) -> "GeneratorSpec":
-        if self.hidden_seed == self.visible_seed:
-            raise ValueError("hidden_seed and visible_seed must differ")
+        seeds = [self.hidden_seed, self.visible_seed] + ([self.real.seed] if self.real else [])
+        if len(set(seeds)) != len(seeds):
+            raise ValueError("hidden_seed, visible_seed and real.seed must all differ")
         if self.hidden_count < MIN_HIDDEN and not self.small_input_space:
             raise ValueError(
                 f"hidden_count {self.hidden_count} < {MIN_HIDDEN}: raise it or explain in small_input_space"
@@ -242,6 +265,11 @@ class ProblemFile(_Strict):
     generator: GeneratorSpec
     variants: list[VariantSpec] = Field(default_factory=list)
     limits: ProblemLimits = Field(default_factory=ProblemLimits)
+    simulator: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9_]+\.py$",
+        description="a bundled brute-force simulator (a candidate written from the spec's semantics): the "
+        "validator proves it passes every small hidden vector and runs out of time on every real-size one",
+    )
 
     @field_validator("outputs")
     @classmethod
@@ -303,6 +331,15 @@ class Problem:
         return self.data.signature.entry_point
 
     @property
+    def tier(self) -> str:
+        """``guided`` or ``model``: the pack's tier."""
+        return self.pack.data.tier
+
+    @property
+    def simulator_path(self) -> Path | None:
+        return self.dir / self.data.simulator if self.data.simulator else None
+
+    @property
     def solution_path(self) -> Path:
         return self.dir / SOLUTION_FILE
 
@@ -332,6 +369,8 @@ class Problem:
 
         h = hashlib.sha256(f"perfgrade-problem-v{FORMAT_VERSION}\0".encode())
         h.update(self.file_hash.encode())
+        if self.pack.preamble:
+            h.update(b"\0preamble\0" + hashlib.sha256(self.pack.preamble.encode()).digest())
         for key, registry in ((self.data.reference, REFERENCES), (self.data.generator.name, GENERATORS)):
             h.update(b"\0" + key.encode() + b"\0")
             obj = registry.get(key)
@@ -357,6 +396,17 @@ class Pack:
     @property
     def version(self) -> str:
         return self.data.version
+
+    @property
+    def tier(self) -> str:
+        return self.data.tier
+
+    @cached_property
+    def preamble(self) -> str | None:
+        """The pack's shared text shown before every spec (its input format), or None."""
+        if not self.data.preamble:
+            return None
+        return (self.dir / self.data.preamble).read_text(encoding="utf-8")
 
     @cached_property
     def content_hash(self) -> str:
@@ -417,6 +467,16 @@ def load_pack(pack_dir: Path) -> Pack:
     if data.name != pack_dir.name:
         raise PackError(pack_path, f"pack name {data.name!r} differs from its directory {pack_dir.name!r}", "name")
     pack = Pack(name=data.name, dir=pack_dir, data=data)
+    if data.preamble:
+        pre = pack_dir / data.preamble
+        try:
+            text = pre.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise PackError(pack_path, f"preamble file {data.preamble} not found", "preamble") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PackError(pre, f"cannot read: {exc}") from None
+        if not text.strip():
+            raise PackError(pre, "the preamble is empty")
     problems = []
     seen: dict[str, Path] = {}
     for sub in sorted(p for p in pack_dir.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
@@ -448,6 +508,11 @@ def load_problem(pack: Pack, problem_dir: Path) -> Problem:
     for i, v in enumerate(data.variants):
         if not (problem_dir / v.file).is_file():
             raise PackError(path, f"variant file {v.file} not found", f"variants.{i}.file")
+    if data.simulator and not (problem_dir / data.simulator).is_file():
+        raise PackError(path, f"simulator file {data.simulator} not found", "simulator")
+    if data.simulator and not data.generator.real:
+        raise PackError(path, "a simulator needs real-size vectors to run out of time on: add [generator.real]",
+                        "simulator")
     variants_dir = problem_dir / VARIANTS_DIR
     if variants_dir.is_dir():
         declared = {v.file for v in data.variants}

@@ -30,7 +30,10 @@ def _json(value: object) -> str:
 
 def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
     sig = problem.data.signature
-    lines = [f"# {problem.title}", "", problem.spec.strip(), "", "## Function to write", "", "```python",
+    lines = [f"# {problem.title}", ""]
+    if problem.pack.preamble:
+        lines += [problem.pack.preamble.strip(), ""]
+    lines += [problem.spec.strip(), "", "## Function to write", "", "```python",
              sig.python(), "```", ""]
     lines.append("Parameters:")
     for p in sig.params:

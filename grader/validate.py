@@ -10,7 +10,11 @@ For every problem:
 * **spec coverage**: every parameter, every input field and every output key is named in spec.md;
 * **gold**: the reference itself, bundled as a candidate, passes every hidden vector through the
   real sandbox; so does the bundled ``solution.py``;
-* **mutants**: every wrong-on-purpose variant fails at least one hidden vector (kill rate).
+* **mutants**: every wrong-on-purpose variant fails at least one hidden vector (kill rate);
+* **tier** (``model`` packs): every problem has real-size vectors and a brute-force simulator;
+* **analytical**: the simulator, a correct candidate written from the spec's semantics, passes
+  every small hidden vector and runs out of CPU time on every real-size one, while the reference
+  answers every real-size vector in milliseconds: the problem demands a model, not a simulation.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,7 +33,7 @@ from .errors import GraderError
 from .execution import SandboxHandle, grade_source
 from .problems import Problem
 from .scoring import Grade, Verdict
-from .vectors import Vector, generate, hidden_inputs
+from .vectors import Vector, generate, hidden_inputs, is_real
 
 MIN_VARIANTS = 3
 
@@ -121,9 +126,11 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
     report.add("signature", ok, detail)
 
     try:
-        hidden = generate(problem, "hidden")
+        t0 = time.process_time()
+        hidden = generate(problem, "hidden") + generate(problem, "real")
+        gen_s = time.process_time() - t0
         visible = generate(problem, "visible", exclude=hidden_inputs(hidden))
-        again = generate(problem, "hidden")
+        again = generate(problem, "hidden") + generate(problem, "real")
     except GraderError as exc:
         report.add("vectors", False, str(exc))
         return None
@@ -151,6 +158,14 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
     report.add("spec coverage", not undocumented,
                "every parameter, input field and output key is named in spec.md" if not undocumented
                else "not named in spec.md: " + ", ".join(undocumented[:12]))
+
+    n_real = sum(1 for v in hidden if is_real(v))
+    if problem.tier == "model" or n_real or d.simulator:
+        missing = [what for what, have in (("[generator.real] real-size vectors", n_real),
+                                           ("a brute-force simulator", d.simulator)) if not have]
+        report.add("tier", not missing,
+                   f"{n_real} real-size vectors (all vectors drawn and answered in {gen_s * 1000:.0f} ms of CPU), "
+                   f"simulator {d.simulator}" if not missing else "a model-tier problem needs " + " and ".join(missing))
 
     report.add("solution", problem.solution_path.is_file(),
                "solution.py present" if problem.solution_path.is_file() else "solution.py is missing")
@@ -180,13 +195,31 @@ def validate_problem(
     for v in problem.variants:
         jobs.append((f"variant:{v.name}", v.source))
 
-    def run(item: tuple[str, str]) -> tuple[str, Grade]:
-        name, source = item
-        g, _ = grade_source(handle, problem, source, hidden, job_id=name.replace(":", "-")[:60])
+    small = tuple(v for v in hidden if not is_real(v))
+    real = tuple(v for v in hidden if is_real(v))
+    sim = problem.simulator_path
+    runs: list[tuple[str, str, tuple[Vector, ...]]] = [(name, source, hidden) for name, source in jobs]
+    if sim is not None:
+        runs.append(("sim:small", sim.read_text(), small))
+        runs += [(f"sim:{v.id}", sim.read_text(), (v,)) for v in real]
+
+    def run(item: tuple[str, str, tuple[Vector, ...]]) -> tuple[str, Grade]:
+        name, source, vectors = item
+        g, _ = grade_source(handle, problem, source, vectors, job_id=name.replace(":", "-")[:60])
         return name, g
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        graded = dict(pool.map(run, jobs))
+        graded = dict(pool.map(run, runs))
+    if sim is not None:
+        g = graded.pop("sim:small")
+        report.add("simulator (small)", g.verdict is Verdict.PASS,
+                   f"passes all {g.vectors_total} small hidden vectors" if g.verdict is Verdict.PASS
+                   else f"{g.verdict.value}: {g.reason}")
+        finished = [vid for vid in (v.id for v in real) if graded.pop(f"sim:{vid}").verdict is not Verdict.TIMEOUT]
+        report.add("analytical", not finished,
+                   f"the simulator runs out of time on all {len(real)} real-size vectors"
+                   if not finished else f"the simulator finishes real-size vector(s) {', '.join(finished)}: "
+                   "make them larger, or the problem does not demand a model")
     mistakes = {v.name: v.mistake for v in problem.variants}
     for name, g in graded.items():
         kind, _, label = name.partition(":")

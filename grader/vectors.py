@@ -159,11 +159,17 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None) -> t
     ref = REFERENCES.get(spec.reference)
     if ref is None:
         raise PackError(problem.dir / "problem.toml", f"unknown reference {spec.reference!r}", "reference")
-    seed, count, prefix = (
-        (spec.generator.hidden_seed, spec.generator.hidden_count, "h")
-        if which == "hidden"
-        else (spec.generator.visible_seed, spec.generator.visible_count, "v")
-    )
+    options = dict(spec.generator.options)
+    if which == "hidden":
+        seed, count, prefix = spec.generator.hidden_seed, spec.generator.hidden_count, "h"
+    elif which == "real":
+        real = spec.generator.real
+        if real is None:
+            return ()
+        seed, count, prefix = real.seed, real.count, "r"
+        options.update(real.options)
+    else:
+        seed, count, prefix = spec.generator.visible_seed, spec.generator.visible_count, "v"
     names = [p.name for p in spec.signature.params]
     width = len(str(count - 1))
     out = []
@@ -173,7 +179,7 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None) -> t
         for attempt in range(100):
             rng = np.random.default_rng([seed, i] if attempt == 0 else [seed, i, attempt])
             try:
-                drawn = gen(rng, **spec.generator.options)
+                drawn = gen(rng, **options)
             except Exception as exc:  # noqa: BLE001 - a broken generator is a pack error
                 raise ReferenceError_(
                     f"{where}: generator {spec.generator.name} raised {type(exc).__name__}: {exc}") from exc
@@ -193,6 +199,11 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None) -> t
         expected = _check_expected(problem, _plain(expected, where), where)
         out.append(Vector(id=vid, args=args, expected=expected))
     return tuple(out)
+
+
+def is_real(v: Vector) -> bool:
+    """A real-size hidden vector (drawn from ``[generator.real]``)."""
+    return v.id.startswith("r")
 
 
 def hidden_inputs(hidden: tuple[Vector, ...]) -> set[str]:
@@ -217,7 +228,7 @@ def load(problem: Problem, *, use_cache: bool = True) -> VectorSet:
                 )
         except (ValueError, KeyError, TypeError, OSError):
             pass  # a damaged cache entry is recomputed
-    hidden = generate(problem, "hidden")
+    hidden = generate(problem, "hidden") + generate(problem, "real")
     vs = VectorSet(problem_hash=problem.content_hash, hidden=hidden,
                    visible=generate(problem, "visible", exclude=hidden_inputs(hidden)))
     if use_cache:

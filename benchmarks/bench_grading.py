@@ -35,10 +35,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from grader import vectors  # noqa: E402
-from grader.execution import make_job  # noqa: E402
-from grader.problems import Catalog, Problem  # noqa: E402
-from grader.scoring import grade  # noqa: E402
+from grader.packs import vectors  # noqa: E402
+from grader.grading.execution import make_job  # noqa: E402
+from grader.packs.problems import Catalog, Problem  # noqa: E402
+from grader.grading.scoring import grade  # noqa: E402
 from sandbox.channel import ChannelAssembler  # noqa: E402
 from sandbox.engine import connect  # noqa: E402
 from sandbox.image import resolve  # noqa: E402
@@ -182,7 +182,7 @@ def run_modes(cands, hidden_of, sb: Sandbox, client, image: str, concurrency: in
 
 
 def scaling(sb: Sandbox, catalog: Catalog, client, image: str, quick: bool) -> dict:
-    from grader.vectors import generate
+    from grader.packs.vectors import generate
 
     p = catalog.find("perf-core/f1-conv-layer-accounting")
     src = p.solution_path.read_text()
@@ -241,8 +241,8 @@ def overlap(quick: bool, concurrency: int, workers: int) -> dict:
         srv.always = ("slow", 0.5)
         env = dict(os.environ, PERFGRADE_CACHE=str(Path(tmp) / "cache"))
         # generation alone: the same requests at the same concurrency, nothing graded
-        from grader.llm import GenParams, ModelClient
-        from grader.prompt import render_prompt
+        from grader.pipeline.llm import GenParams, ModelClient
+        from grader.packs.prompt import render_prompt
 
         client = ModelClient(base_url=srv.base_url, api_key=None, params=GenParams(model="bench"), use_cache=False)
         prompts = [(render_prompt(p, vectors.load(p).visible), s) for p in problems for s in range(samples)]

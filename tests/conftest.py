@@ -69,7 +69,7 @@ def sandbox(docker_api, sandbox_image, run_label):
 
 @pytest.fixture
 def handle(sandbox, sandbox_image):
-    from grader.execution import SandboxHandle
+    from grader.grading.execution import SandboxHandle
 
     return SandboxHandle(sandbox, sandbox_image.image_id, sandbox_image.tag)
 
@@ -96,7 +96,7 @@ def tiny_registry(monkeypatch):
 
 @pytest.fixture
 def tiny_catalog(tiny_registry):
-    from grader.problems import Catalog
+    from grader.packs.problems import Catalog
 
     return Catalog([TINY_PACK])
 

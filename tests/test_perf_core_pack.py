@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from grader import vectors
-from grader.execution import grade_batch
-from grader.problems import Catalog
-from grader.validate import validate_problem
+from grader.packs import vectors
+from grader.grading.execution import grade_batch
+from grader.packs.problems import Catalog
+from grader.grading.validate import validate_problem
 
 pytestmark = pytest.mark.docker
 

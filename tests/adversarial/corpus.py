@@ -269,7 +269,7 @@ def double(x):
     return {"y": -len(leaks) - len(objs) - 1, "half": float(len(found) > 0)}'''),
     H("import-the-reference", "escape", "load_error", '''
 import reference_models
-from grader import scoring
+from grader.grading import scoring
 def double(x):
     return reference_models.REFERENCES["tiny_testing.double"](x)'''),
 ]

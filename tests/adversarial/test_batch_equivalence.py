@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from corpus import CORPUS, CORRECT, LIMITS
-from grader import vectors
-from grader.execution import grade_batch, grade_source
+from grader.packs import vectors
+from grader.grading.execution import grade_batch, grade_source
 
 pytestmark = pytest.mark.docker
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from corpus import CORPUS, CORRECT, LIMITS
-from grader import vectors
-from grader.execution import grade_source
+from grader.packs import vectors
+from grader.grading.execution import grade_source
 
 pytestmark = pytest.mark.docker
 
@@ -70,7 +70,7 @@ def test_hostile_candidate(hostile, tiny_catalog, handle, docker_api, run_label,
 
 
 def test_a_huge_completion_and_binary_junk_are_verdicts(tiny_catalog):
-    from grader.extract import extract_code
+    from grader.grading.extract import extract_code
 
     problem = tiny_catalog.find("tiny-pack/sound")
     huge = "```python\n" + "x = 1\n" * 400_000 + CORRECT + "```"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from fakes.model_server import FakeModelServer
-from grader.runs import RunDir
+from grader.results.runs import RunDir
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

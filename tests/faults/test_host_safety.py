@@ -8,8 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from grader import vectors
-from grader.execution import grade_source, host_memory_mb, safe_workers
+from grader.packs import vectors
+from grader.grading.execution import grade_source, host_memory_mb, safe_workers
 from sandbox.models import Limits
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

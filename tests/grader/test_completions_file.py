@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from grader.completions_file import load_completions
+from grader.pipeline.completions_file import load_completions
 from grader.errors import CompletionsFileError
 
 GOOD = {"problem": "tiny-pack/sound", "sample": 0, "text": "```python\ndef double(x): return {}\n```"}

@@ -15,7 +15,7 @@ import pytest
 
 from fakes.model_server import FakeModelServer
 from grader.cli import main
-from grader.runs import RunDir
+from grader.results.runs import RunDir
 
 pytestmark = pytest.mark.docker
 

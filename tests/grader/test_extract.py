@@ -1,4 +1,4 @@
-from grader.extract import extract_code
+from grader.grading.extract import extract_code
 
 
 def test_picks_the_block_that_defines_the_entry_point():

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from grader.html_report import MAX_SAMPLES_SHOWN, failing_samples, render_html
-from grader.render import pct
-from grader.results import load_run, run_summary
-from grader.runs import ProblemEntry, RunDir, RunManifest
-from grader.scoring import FieldDiff, FieldSummary, Grade, VectorFailure, infra_grade, no_code_grade
+from grader.results.html_report import MAX_SAMPLES_SHOWN, failing_samples, render_html
+from grader.results.render import pct
+from grader.results.summary import load_run, run_summary
+from grader.results.runs import ProblemEntry, RunDir, RunManifest
+from grader.grading.scoring import FieldDiff, FieldSummary, Grade, VectorFailure, infra_grade, no_code_grade
 
 PACK = "fixture-pack"
 RUN_ID = "20250101-000000-fixture-0000"

@@ -8,7 +8,7 @@ import pytest
 
 from fakes.model_server import FakeModelServer
 from grader.errors import ModelServiceError
-from grader.llm import GenParams, ModelClient, TransientExhausted
+from grader.pipeline.llm import GenParams, ModelClient, TransientExhausted
 
 
 def client(server, **kw):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grader.errors import PackError, ProblemNotFound
-from grader.problems import Catalog, PackFile, ProblemFile, load_pack, parse_type, write_schemas
+from grader.packs.problems import Catalog, PackFile, ProblemFile, load_pack, parse_type, write_schemas
 
 
 def edit(path, pattern, replacement, count=1):

@@ -6,8 +6,8 @@ import json
 import subprocess
 import sys
 
-from grader import vectors
-from grader.prompt import render_prompt
+from grader.packs import vectors
+from grader.packs.prompt import render_prompt
 
 
 def test_prompt_contents(tiny_catalog):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from grader.problems import FieldSpec
-from grader.scoring import Verdict, compare_output, grade
-from grader.vectors import Vector
+from grader.packs.problems import FieldSpec
+from grader.grading.scoring import Verdict, compare_output, grade
+from grader.packs.vectors import Vector
 from sandbox.models import CaseResult, ErrorInfo, ExecResult, LoadResult, StopInfo
 
 OUT = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from grader.cli_results import audit_records, compare_runs, group_failures
-from grader.runs import ProblemEntry, RunDir, RunManifest
-from grader.signatures import field_pattern, signature
+from grader.cli.results_cmd import audit_records, compare_runs, group_failures
+from grader.results.runs import ProblemEntry, RunDir, RunManifest
+from grader.results.signatures import field_pattern, signature
 
 
 def fs(failed, answered, rmin=None, rmax=None, dmin=None, dmax=None, type_errors=0):

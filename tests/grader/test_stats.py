@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from grader.stats import Outcome, bootstrap_ci, flakiness, pass_at_k, pass_hat_k, run_rates, spread, summarize
+from grader.results.stats import Outcome, bootstrap_ci, flakiness, pass_at_k, pass_hat_k, run_rates, spread, summarize
 
 
 @pytest.mark.parametrize("n, c, k, want", [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.validate import validate
+from grader.grading.validate import validate
 
 pytestmark = pytest.mark.docker
 
@@ -33,7 +33,7 @@ def test_validate_reports_broken_reference_and_surviving_variant(tiny_catalog, h
 
 def test_static_checks_catch_spec_gaps_and_signature_mismatch(pack_copy, tiny_registry, monkeypatch):
     import reference_models
-    from grader.problems import load_pack
+    from grader.packs.problems import load_pack
 
     spec = pack_copy / "sound" / "spec.md"
     spec.write_text("Double it. Return y (an integer).\n")

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from grader import vectors
+from grader.packs import vectors
 from grader.errors import ReferenceError_
-from grader.problems import load_pack
+from grader.packs.problems import load_pack
 
 
 def test_deterministic_and_seeded_per_index(tiny_catalog):

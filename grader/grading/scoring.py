@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.models import ExecResult
 
-from .problems import FieldSpec, TypeSpec
-from .vectors import Vector, check_value
+from ..packs.problems import FieldSpec, TypeSpec
+from ..packs.vectors import Vector, check_value
 
 MAX_FAILURES_KEPT = 5
 MAX_DIFFS_PER_VECTOR = 24

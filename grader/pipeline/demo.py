@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-from .problems import Problem
+from ..packs.problems import Problem
 
 DEMO_MODEL = "demo-offline"
 DEMO_NOTICE = "offline demo model: answers are the pack's bundled solutions and variants, not a real model"

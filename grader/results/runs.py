@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import __version__
-from .errors import RunDirError
+from .. import __version__
+from ..errors import RunDirError
 
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
@@ -78,7 +78,7 @@ class RunManifest(BaseModel):
 
 
 def git_commit() -> str | None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if not (root / ".git").exists():
         return None
     try:

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .demo import DEMO_NOTICE
 from .runs import RunDir, RunManifest
 from .stats import Outcome, summarize
 
@@ -96,8 +95,8 @@ def run_summary(loaded: LoadedRun) -> dict[str, Any]:
         "complete": not loaded.ungraded, "ungraded": len(loaded.ungraded),
         "generation_failures": loaded.generation_failures,
     }
-    if m.source == "demo":
-        s["run"]["notice"] = DEMO_NOTICE
+    if m.source == "demo" and m.notes:
+        s["run"]["notice"] = m.notes[0]  # the demo model's notice, written into the manifest
     return s
 
 

@@ -19,9 +19,9 @@ from sandbox.image import resolve
 from sandbox.models import Case, ExecResult
 from sandbox.runner import Sandbox
 
-from .problems import Problem
+from ..packs.problems import Problem
 from .scoring import Grade, grade, infra_grade
-from .vectors import Vector
+from ..packs.vectors import Vector
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .cli import dump_json
-from .console import console, table
-from .render import pct, verdict_label
+from .common import dump_json
+from ..console import console, table
+from ..results.render import pct, verdict_label
 
 
 def register(sub: argparse._SubParsersAction, formatter: type) -> None:
@@ -60,8 +60,8 @@ def register(sub: argparse._SubParsersAction, formatter: type) -> None:
 # ------------------------------------------------------------------------------------------
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .render import render_summary
-    from .results import load_run, run_summary
+    from ..results.render import render_summary
+    from ..results.summary import load_run, run_summary
 
     loaded = load_run(Path(args.run))
     summary = run_summary(loaded)
@@ -72,7 +72,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     if args.html:
-        from .html_report import failing_samples, render_html
+        from ..results.html_report import failing_samples, render_html
 
         Path(args.html).write_text(render_html(summary, failing_samples(Path(args.run))), encoding="utf-8")
         console(stderr=True).print(f"wrote {args.html}")
@@ -85,7 +85,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def audit_records(run_path: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Failing samples of one run, filtered as the command line asks."""
-    from .results import failing_records
+    from ..results.summary import failing_records
 
     return failing_records(run_path, args.problem, args.sample, args.verdict)
 
@@ -197,8 +197,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def compare_runs(a_path: Path, b_path: Path) -> dict[str, Any]:
     import numpy as np
 
-    from .results import load_run
-    from .stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+    from ..results.summary import load_run
+    from ..results.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
     a, b = load_run(a_path), load_run(b_path)
     warnings = []

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PackError, ReferenceError_
+from ..errors import PackError, ReferenceError_
 from .problems import FieldSpec, Problem, TypeSpec
-from .settings import cache_dir
+from ..settings import cache_dir
 
 VECTOR_FORMAT = 1
 

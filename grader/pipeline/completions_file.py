@@ -6,9 +6,9 @@ import hashlib
 import json
 from pathlib import Path
 
-from .errors import CompletionsFileError, ProblemNotFound
+from ..errors import CompletionsFileError, ProblemNotFound
 from .evaluate import FileCompletion
-from .problems import Catalog
+from ..packs.problems import Catalog
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .render import ci_text, pct, verdict_label
-from .results import failing_records
+from .summary import failing_records
 
 MAX_SAMPLES_SHOWN = 200
 MAX_CODE_CHARS = 8_000

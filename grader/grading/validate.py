@@ -28,12 +28,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bundle import bundle_reference
-from .errors import GraderError
+from ..packs.bundle import bundle_reference
+from ..errors import GraderError
 from .execution import SandboxHandle, grade_source
-from .problems import Problem
+from ..packs.problems import Problem
 from .scoring import Grade, Verdict
-from .vectors import Vector, generate, hidden_inputs, is_real
+from ..packs.vectors import Vector, generate, hidden_inputs, is_real
 
 MIN_VARIANTS = 3
 

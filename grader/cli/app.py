@@ -7,16 +7,13 @@ ends in exit status 1. Only this module configures logging.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
-import textwrap
 from collections.abc import Callable
-from pathlib import Path
 
-from . import __version__
-from .errors import GraderError, UserError
+from .. import __version__
+from ..errors import GraderError, UserError
 
 EXAMPLES_MAIN = """\
 commands:
@@ -63,23 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    from . import cli_eval, cli_problems, cli_results, cli_sandbox
+    from . import eval_cmd, problems_cmd, results_cmd, sandbox_cmd
 
-    cli_eval.register(sub, _Formatter, _add_pack_option)
-    cli_results.register(sub, _Formatter)
-    cli_problems.register(sub, _Formatter, _add_pack_option)
-    cli_sandbox.register(sub, _Formatter)
+    eval_cmd.register(sub, _Formatter, _add_pack_option)
+    results_cmd.register(sub, _Formatter)
+    problems_cmd.register(sub, _Formatter, _add_pack_option)
+    sandbox_cmd.register(sub, _Formatter)
     return parser
-
-
-def pack_roots(args: argparse.Namespace) -> list[Path] | None:
-    paths = getattr(args, "pack_path", None)
-    if not paths:
-        return None
-    from .problems import default_pack_roots
-
-    # explicit paths first; the built-in packs stay available unless PERFGRADE_PACKS replaces them
-    return [Path(p) for p in paths] + [r for r in default_pack_roots() if r not in [Path(p) for p in paths]]
 
 
 def _configure_logging(verbosity: int) -> None:
@@ -119,11 +106,3 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}{hint}", file=sys.stderr)
             return 2
         raise
-
-
-def dump_json(obj: object) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
-
-
-def wrap(text: str, width: int = 100) -> str:
-    return "\n".join(textwrap.fill(p, width) for p in text.split("\n"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .console import console
+from ..console import console
 
 
 def register(sub: argparse._SubParsersAction, formatter: type) -> None:

@@ -25,8 +25,8 @@ from typing import Any
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from .errors import ModelServiceError
-from .settings import cache_dir
+from ..errors import ModelServiceError
+from ..settings import cache_dir
 
 MAX_RETRY_AFTER_S = 120.0
 CACHE_FORMAT = 1

@@ -7,10 +7,10 @@ import re
 import uuid
 from pathlib import Path
 
-from .cli import dump_json, pack_roots
-from .console import console, ok_mark, table
-from .errors import ConfigError
-from .problems import Catalog, write_schemas
+from .common import dump_json, pack_roots
+from ..console import console, ok_mark, table
+from ..errors import ConfigError
+from ..packs.problems import Catalog, write_schemas
 
 NEW_TEMPLATE_TOML = '''#:schema ../../problem.schema.json
 id = "{pid}"
@@ -148,8 +148,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from . import vectors
-    from .prompt import render_prompt
+    from ..packs import vectors
+    from ..packs.prompt import render_prompt
 
     problem = _catalog(args).find(args.id)
     vs = vectors.load(problem)
@@ -160,13 +160,13 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .validate import validate
+    from ..grading.validate import validate
 
     cat = _catalog(args)
     problems = cat.select(args.pack, args.problem)
     handle = None
     if not args.static:
-        from .execution import open_sandbox
+        from ..grading.execution import open_sandbox
 
         handle = open_sandbox(run_id=f"validate-{uuid.uuid4().hex[:8]}")  # sweeps only its own
     con = console()
@@ -209,7 +209,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_new(args: argparse.Namespace) -> int:
-    from .problems import default_pack_roots
+    from ..packs.problems import default_pack_roots
 
     m = re.fullmatch(r"([a-z0-9][a-z0-9-]*[a-z0-9])/([a-z0-9][a-z0-9-]*[a-z0-9])", args.target)
     if not m:
@@ -241,7 +241,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .problems import default_pack_roots
+    from ..packs.problems import default_pack_roots
 
     out = Path(args.out) if args.out else (default_pack_roots() or [Path("problems")])[-1]
     for path in write_schemas(out):

@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .errors import PackError, ProblemNotFound
+from ..errors import PackError, ProblemNotFound
 
 PACK_FILE = "pack.toml"
 PROBLEM_FILE = "problem.toml"
@@ -527,7 +527,7 @@ def default_pack_roots() -> list[Path]:
     env = os.environ.get(ENV_PACKS)
     if env:
         roots.extend(Path(p) for p in env.split(os.pathsep) if p)
-    builtin = Path(__file__).resolve().parents[1] / "problems"
+    builtin = Path(__file__).resolve().parents[2] / "problems"
     if builtin.is_dir():
         roots.append(builtin)
     return roots

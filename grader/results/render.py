@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .console import console, table
-from .scoring import VERDICT_LABELS, Verdict
+from ..console import console, table
+from ..grading.scoring import VERDICT_LABELS, Verdict
 
 
 def pct(x: float | None, digits: int = 1) -> str:

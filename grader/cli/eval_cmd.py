@@ -10,9 +10,9 @@ import threading
 import time
 from pathlib import Path
 
-from .cli import dump_json, pack_roots
-from .console import console
-from .errors import ConfigError, RunDirError
+from .common import dump_json, pack_roots
+from ..console import console
+from ..errors import ConfigError, RunDirError
 
 EPILOG = """\
 completion sources (first match wins):
@@ -162,18 +162,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from sandbox import Limits
     from sandbox.engine import connect, sweep
 
-    from . import vectors
-    from .completions_file import file_digest, load_completions
-    from .demo import DEMO_MODEL, DEMO_NOTICE
-    from .evaluate import EvalPlan, Evaluator
-    from .execution import open_sandbox
-    from .llm import GenParams, ModelClient
-    from .problems import Catalog
-    from .prompt import render_prompt
-    from .render import render_summary
-    from .results import load_run, run_summary
-    from .runs import ProblemEntry, RunDir, RunManifest, git_commit, host_facts, new_run_id, now_iso
-    from .settings import runs_dir
+    from ..packs import vectors
+    from ..pipeline.completions_file import file_digest, load_completions
+    from ..pipeline.demo import DEMO_MODEL, DEMO_NOTICE
+    from ..pipeline.evaluate import EvalPlan, Evaluator
+    from ..grading.execution import open_sandbox
+    from ..pipeline.llm import GenParams, ModelClient
+    from ..packs.problems import Catalog
+    from ..packs.prompt import render_prompt
+    from ..results.render import render_summary
+    from ..results.summary import load_run, run_summary
+    from ..results.runs import ProblemEntry, RunDir, RunManifest, git_commit, host_facts, new_run_id, now_iso
+    from ..settings import runs_dir
 
     catalog = Catalog(pack_roots(args))
     workers = args.workers or min(8, 2 * (os.cpu_count() or 1))
@@ -255,7 +255,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             raise ConfigError("--batch must be >= 1")
 
     con = console(stderr=True)
-    from .execution import safe_workers
+    from ..grading.execution import safe_workers
 
     biggest = max((p.sandbox_limits(limits).memory_mb for p in problems), default=limits.memory_mb)
     workers, note = safe_workers(workers, biggest)

@@ -20,14 +20,14 @@ from typing import Any
 from sandbox import Limits
 
 from .demo import demo_completion
-from .errors import ModelServiceError
-from .execution import SandboxHandle, grade_batch, problem_limits
-from .extract import extract_code
+from ..errors import ModelServiceError
+from ..grading.execution import SandboxHandle, grade_batch, problem_limits
+from ..grading.extract import extract_code
 from .llm import ModelClient, TransientExhausted
-from .problems import Problem
-from .runs import RunDir, now_iso
-from .scoring import Grade, no_code_grade
-from .vectors import VectorSet
+from ..packs.problems import Problem
+from ..results.runs import RunDir, now_iso
+from ..grading.scoring import Grade, no_code_grade
+from ..packs.vectors import VectorSet
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,5 @@
+"""The command line: ``python -m grader <command>``."""
+
+from .app import main
+
+__all__ = ["main"]

@@ -166,7 +166,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ..pipeline.completions_file import file_digest, load_completions
     from ..pipeline.demo import DEMO_MODEL, DEMO_NOTICE
     from ..pipeline.evaluate import EvalPlan, Evaluator
-    from ..grading.execution import open_sandbox
+    from ..grading.execution import LocalEngine, open_sandbox
     from ..pipeline.llm import GenParams, ModelClient
     from ..packs.problems import Catalog
     from ..packs.prompt import render_prompt
@@ -277,7 +277,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if swept:
         con.print(f"removed {swept} container(s) left by a grader that is no longer running")
     run_id = run.manifest.run_id if args.resume else (args.name or new_run_id(params.model))
-    handle = open_sandbox(run_id)
+    engine = LocalEngine(open_sandbox(run_id), slots=workers)
 
     if not args.resume:
         packs = {}
@@ -294,16 +294,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
             problems=[ProblemEntry(id=p.qualified_id, family=p.family, difficulty=p.difficulty, title=p.title,
                                    content_hash=p.content_hash, vectors_digest=vecs[p.qualified_id].digest,
                                    n_hidden=len(vecs[p.qualified_id].hidden)) for p in problems],
-            image={"id": handle.image_id, "tag": handle.image_tag}, limits=limits.model_dump(),
+            image={"id": engine.image_id, "tag": engine.image_tag}, limits=limits.model_dump(),
             host=host_facts(), notes=[DEMO_NOTICE] if source == "demo" else [],
             exec_mode="per-sample" if batch == 1 else f"batch:{batch}",
         )
         run = RunDir.create(Path(args.runs_dir) if args.runs_dir else runs_dir(), manifest)
     else:
-        if run.manifest.image.get("id") != handle.image_id:
+        if run.manifest.image.get("id") != engine.image_id:
             raise RunDirError(
                 f"the sandbox image changed since run {run.manifest.run_id} started "
-                f"({str(run.manifest.image.get('id'))[:19]} -> {handle.image_id[:19]}): start a new run")
+                f"({str(run.manifest.image.get('id'))[:19]} -> {engine.image_id[:19]}): start a new run")
 
     run.lock()
     if source == "demo":
@@ -318,18 +318,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
     evaluator = None
     try:
         with _LiveProgress(args.quiet) as progress:
-            evaluator = Evaluator(run, plan, handle, progress)
+            evaluator = Evaluator(run, plan, engine, progress)
             evaluator.execute()
     except KeyboardInterrupt:
         if evaluator is not None:
             evaluator.interrupt()
-        n = handle.sandbox.sweep()
+        n = engine.sweep()
         run.journal.append({"type": "event", "event": "interrupted", "swept": n, "ts": now_iso()})
         print(f"interrupted; resume with: python -m grader eval --resume {run.path}", file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
-        handle.sandbox.sweep()
+        engine.sweep()
+        engine.close()
         run.unlock()
         if client is not None:
             client.close()

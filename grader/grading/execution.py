@@ -36,6 +36,52 @@ class SandboxHandle:
     image_tag: str
 
 
+class GradingEngine:
+    """Where gradings run: this machine's Docker engine (:class:`LocalEngine`) or a cluster.
+
+    ``grade`` takes candidates of one problem and returns one (grade, infra notes) per candidate,
+    exactly as :func:`grade_batch` does; an engine retries its own infrastructure failures and
+    never the candidates' behaviour. ``slots`` is how many ``grade`` calls may be in flight at
+    once (the eval pipeline runs that many grading workers: no more jobs are in flight than the
+    engine has room for).
+    """
+
+    name = "local"
+    image_id: str
+    image_tag: str
+    slots: int = 1
+
+    def grade(self, problem: Problem, items: list[tuple[str, str]], hidden: tuple[Vector, ...],
+              limits: Limits, stop: threading.Event | None = None) -> list[tuple[Grade, list[str]]]:
+        raise NotImplementedError
+
+    def sweep(self) -> int:
+        """Remove this run's containers (after an interrupt); how many were removed."""
+        return 0
+
+    def close(self) -> None:
+        """Release what the engine holds (connections, a cluster session)."""
+
+
+class LocalEngine(GradingEngine):
+    """Gradings in containers of the local Docker engine, ``slots`` at a time."""
+
+    name = "local"
+
+    def __init__(self, handle: SandboxHandle, slots: int = 1) -> None:
+        self.handle = handle
+        self.image_id = handle.image_id
+        self.image_tag = handle.image_tag
+        self.slots = max(1, slots)
+
+    def grade(self, problem: Problem, items: list[tuple[str, str]], hidden: tuple[Vector, ...],
+              limits: Limits, stop: threading.Event | None = None) -> list[tuple[Grade, list[str]]]:
+        return grade_batch(self.handle, problem, items, hidden, limits, stop)
+
+    def sweep(self) -> int:
+        return self.handle.sandbox.sweep()
+
+
 def open_sandbox(run_id: str | None = None) -> SandboxHandle:
     """A sandbox on the current image (raises EngineUnavailable / ImageMissing with a hint)."""
     client = connect()

@@ -21,7 +21,7 @@ from sandbox import Limits
 
 from .demo import demo_completion
 from ..errors import ModelServiceError
-from ..grading.execution import SandboxHandle, grade_batch, problem_limits
+from ..grading.execution import GradingEngine, problem_limits
 from ..grading.extract import extract_code
 from .llm import ModelClient, TransientExhausted
 from ..packs.problems import Problem
@@ -115,11 +115,11 @@ class GradeQueue:
 
 
 class Evaluator:
-    def __init__(self, run: RunDir, plan: EvalPlan, handle: SandboxHandle | None,
+    def __init__(self, run: RunDir, plan: EvalPlan, engine: GradingEngine | None,
                  progress: Progress | None = None) -> None:
         self.run = run
         self.plan = plan
-        self.handle = handle
+        self.engine = engine
         self.progress = progress or Progress()
         self._by_id = {p.qualified_id: p for p in plan.problems}
         self._stop = threading.Event()  # no new generation (interrupt or fatal model error)
@@ -202,7 +202,7 @@ class Evaluator:
             return  # a container torn down by the interrupt is not a verdict: resume grades it
         self.run.journal.append({"type": "grade", "problem": item.problem, "sample": item.sample,
                                  "round": item.round, "grade": g.model_dump(mode="json"), "infra_notes": notes,
-                                 "image": self.handle.image_id if self.handle else None, "ts": now_iso()})
+                                 "image": self.engine.image_id if self.engine else None, "ts": now_iso()})
         self.progress.graded(item.problem, item.sample, g.verdict.value)
 
     def _grade_items(self, items: list[_GradeItem]) -> None:
@@ -216,10 +216,10 @@ class Evaluator:
                 with_code.append(it)
         if not with_code or self._interrupted.is_set():
             return
-        assert self.handle is not None
+        assert self.engine is not None
         limits = problem_limits(problem, self.plan.base_limits)
-        graded = grade_batch(self.handle, problem, [(f"s{it.sample}-r{it.round}", it.code or "") for it in with_code],
-                             hidden, limits, stop=self._interrupted)
+        graded = self.engine.grade(problem, [(f"s{it.sample}-r{it.round}", it.code or "") for it in with_code],
+                                   hidden, limits, stop=self._interrupted)
         for it, (g, notes) in zip(with_code, graded):
             self._record(it, g, notes)
 
@@ -244,8 +244,9 @@ class Evaluator:
         self.progress.start(gen_total, grade_total)
         self.run.journal.append({"type": "event", "event": "session_start", "to_generate": gen_total,
                                  "to_grade": grade_total, "ts": now_iso()})
+        slots = self.engine.slots if self.engine is not None else self.plan.workers
         workers = [threading.Thread(target=self._grade_worker, name=f"grade-{i}", daemon=True)
-                   for i in range(max(1, self.plan.workers))]
+                   for i in range(max(1, slots))]
         for w in workers:
             w.start()
         gen_pool = ThreadPoolExecutor(max_workers=max(1, self.plan.concurrency), thread_name_prefix="gen")

@@ -67,8 +67,9 @@ def test_no_import_time_logging_configuration():
 # it, never from a room above: the base (errors, settings, console) needs nothing; packs (problem
 # files, vectors, prompts) stand on the base; grading (scoring, extraction, the sandbox, the
 # validator) on packs; results (run directories, statistics, rendering) on grading; pipeline
-# (the eval modes, the model client) on results; the CLI on everything.
-ROOMS = ["base", "packs", "grading", "results", "pipeline", "cli"]
+# (the eval modes, the model client) on results; reward (the grader as a training reward) on the
+# pipeline; the CLI on everything.
+ROOMS = ["base", "packs", "grading", "results", "pipeline", "reward", "cli"]
 
 
 def _room(rel_parts: tuple[str, ...]) -> str:

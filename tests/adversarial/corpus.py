@@ -9,11 +9,15 @@ and attacks on the host's channel parser.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from sandbox.models import Limits
 
 # tight limits so that the resource attacks end quickly
 LIMITS = Limits(case_cpu_s=0.5, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
+
+
+TINY = "tiny-pack/sound"
 
 
 @dataclass(frozen=True)
@@ -22,12 +26,13 @@ class Hostile:
     category: str
     expect: frozenset[str]
     source: str
+    problem: str = TINY  # qualified id of the problem whose entry point the candidate defines
 
 
-def H(name: str, category: str, expect: str | set[str], source: str) -> Hostile:
+def H(name: str, category: str, expect: str | set[str], source: str, problem: str = TINY) -> Hostile:
     verdicts = frozenset({expect} if isinstance(expect, str) else expect)
     assert "pass" not in verdicts
-    return Hostile(name, category, verdicts, source.strip() + "\n")
+    return Hostile(name, category, verdicts, source.strip() + "\n", problem)
 
 
 CORRECT = 'def double(x):\n    return {"y": 2 * x, "half": x / 2}\n'
@@ -273,3 +278,522 @@ from grader.grading import scoring
 def double(x):
     return reference_models.REFERENCES["tiny_testing.double"](x)'''),
 ]
+
+
+# ============================================================================================
+# Hostile values on real perf-core problems
+# ============================================================================================
+#
+# Every candidate below answers a real problem of the perf-core pack with the RIGHT keys: it
+# carries the problem's bundled solution (renamed ``_right``) and corrupts only the values, so
+# that a scorer that let the hostile value through would give a pass. Two problems:
+#
+# * f5-three-level-accesses: ``{"RF"|"GB"|"DRAM": map[int]}``, seven access counts per level,
+#   compared exactly; ``DRAM.I_fills`` and ``DRAM.W_fills`` are 0 in every vector (DRAM is never
+#   filled), which lets a candidate put a value that is ``== 0`` in Python but not an int there.
+# * f2-roofline-gemm: two exact ints (``flops``, ``dram_bytes``), five floats with
+#   ``rtol=1e-9, atol=1e-12`` and an enum ``bound`` (``compute`` | ``memory``).
+#
+# The verdicts are the ones the docs promise. docs/authoring.md, "Comparison rules": an ``int``
+# output must be a JSON integer ("``18.0`` and ``true`` are wrong types"); a ``float`` output
+# accepts integers and is compared with its tolerance; an ``enum`` must be one of its choices.
+# The prompt (grader prompt): "plain Python values (int, float, str, bool, list, dict; numpy
+# scalars are accepted). Integers must be Python integers, not floats." The harness
+# (sandbox/harness/pg_harness.py, ``_to_plain``) refuses every subclass and every non-JSON type
+# (an ``UnsupportedResult`` error, scored ``wrong_type``), turns numpy bools, integers and floats
+# into ``bool``/``int``/``float`` and arrays into lists (by ``tolist()``), bounds depth (32),
+# element count (200,000) and encoded size; the host parser (sandbox/channel.py) refuses NaN,
+# infinity, duplicate keys and integers over 4,300 digits; the scorer compares with exact types
+# (``type(v) is int``: ``True`` is not ``1``, ``48.0`` is not ``48``).
+
+PERF_CORE = Path(__file__).resolve().parents[2] / "problems" / "perf-core"
+F5 = "perf-core/f5-three-level-accesses"
+F2 = "perf-core/f2-roofline-gemm"
+ENTRY = {F5: "three_level_accesses", F2: "roofline_gemm"}
+PARAMS = {F5: "gemm, hierarchy", F2: "gemm, hw"}
+
+
+def solution(problem: str) -> str:
+    """The problem's bundled solution (a correct candidate)."""
+    return (PERF_CORE / problem.split("/", 1)[1] / "solution.py").read_text()
+
+
+def with_right(problem: str, code: str) -> str:
+    """The bundled solution renamed ``_right``, then ``code`` (which defines the entry point)."""
+    return f"{solution(problem)}\n\n_right = {ENTRY[problem]}\n\n{code.strip()}\n"
+
+
+def mutate(problem: str, body: str, prelude: str = "") -> str:
+    """A candidate that computes the right answer ``out`` and runs ``body`` on it before returning."""
+    lines = "\n".join("    " + ln if ln else "" for ln in body.strip("\n").splitlines())
+    fn = (f"{prelude.strip()}\n\n" if prelude.strip() else "") + (
+        f"def {ENTRY[problem]}({PARAMS[problem]}):\n"
+        f"    out = _right({PARAMS[problem]})\n"
+        f"{lines}\n"
+        f"    return out\n")
+    return with_right(problem, fn)
+
+
+def V(name: str, category: str, expect: str | set[str], problem: str, body: str, prelude: str = "") -> Hostile:
+    return H(name, category, expect, mutate(problem, body, prelude), problem)
+
+
+# The visible examples of each problem as a model sees them in its prompt (``problems show``).
+# test_hostile_values checks that they still are the problem's visible vectors.
+VISIBLE = {
+    F5: [
+        ([{"M": 16, "N": 32, "K": 3},
+          {"RF": {"loops": [["N", 2], ["N", 2]], "bypass": []}, "GB": {"loops": [["K", 3], ["M", 8]], "bypass": []},
+           "DRAM": {"loops": [["N", 8], ["M", 2]]}}],
+         {"RF": {"I_reads": 1536, "I_fills": 384, "W_reads": 1536, "W_fills": 1536, "O_reads": 1024, "O_fills": 0,
+                 "O_updates": 1536},
+          "GB": {"I_reads": 384, "I_fills": 48, "W_reads": 1536, "W_fills": 192, "O_reads": 0, "O_fills": 0,
+                 "O_updates": 512},
+          "DRAM": {"I_reads": 48, "I_fills": 0, "W_reads": 192, "W_fills": 0, "O_reads": 0, "O_fills": 0,
+                   "O_updates": 512}}),
+        ([{"M": 6, "N": 2, "K": 4},
+          {"RF": {"loops": [["M", 3], ["M", 2]], "bypass": []}, "GB": {"loops": [["M", 1], ["K", 4]], "bypass": ["W", "O"]},
+           "DRAM": {"loops": [["K", 1], ["N", 2]]}}],
+         {"RF": {"I_reads": 48, "I_fills": 48, "W_reads": 48, "W_fills": 8, "O_reads": 36, "O_fills": 0, "O_updates": 48},
+          "GB": {"I_reads": 48, "I_fills": 24, "W_reads": 0, "W_fills": 0, "O_reads": 0, "O_fills": 0, "O_updates": 0},
+          "DRAM": {"I_reads": 24, "I_fills": 0, "W_reads": 8, "W_fills": 0, "O_reads": 0, "O_fills": 0,
+                   "O_updates": 12}}),
+    ],
+    F2: [
+        ([{"M": 53, "N": 9, "K": 142, "input_bits": 4, "weight_bits": 16, "output_bits": 4},
+          {"macs_per_cycle": 64, "clock_mhz": 500, "dram_gb_per_s": 13}],
+         {"flops": 135468, "dram_bytes": 6558, "intensity": 20.65690759377859, "peak_gflops": 64.0,
+          "ridge_point": 4.923076923076923, "attainable_gflops": 64.0, "latency_us": 2.1166875, "bound": "compute"}),
+        ([{"M": 1591, "N": 33, "K": 1213, "input_bits": 16, "weight_bits": 4, "output_bits": 4},
+          {"macs_per_cycle": 2048, "clock_mhz": 2000, "dram_gb_per_s": 39}],
+         {"flops": 127372278, "dram_bytes": 3906033, "intensity": 32.60911466953812, "peak_gflops": 8192.0,
+          "ridge_point": 210.05128205128204, "attainable_gflops": 1271.7554721119868, "latency_us": 100.1546923076923,
+          "bound": "memory"}),
+    ],
+}
+
+# Walks the stack up to the harness's worker loop (``_worker`` in pg_harness.py) and returns its
+# locals: the job (its id and every case's id and arguments), the current case id ``cid`` and the
+# private result pipe ``res_w``. Everything a forger needs, except the expected values.
+SPY = '''
+import json, os, sys
+
+def _harness():
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_name == "_worker":
+            return f.f_locals
+        f = f.f_back
+    raise RuntimeError("no harness frame")
+'''
+
+# the right answer with one count off by one (a plain wrong answer)
+OFF_BY_ONE = 'out["DRAM"]["O_updates"] += 1'
+
+VALUE_CORPUS: list[Hostile] = [
+    # -- bools for integer counts ---------------------------------------------------------------
+    # bool is a subclass of int and True == 1, False == 0 in Python; the scorer checks
+    # ``type(v) is int``, and the docs say "true is a wrong type" for an int output.
+    V("f5-true-for-a-count", "types", "wrong_type", F5, 'out["RF"]["I_reads"] = True'),
+    V("f5-false-for-a-zero-count", "types", "wrong_type", F5, 'out["DRAM"]["I_fills"] = False  # always 0: == holds'),
+    V("f5-bools-wherever-they-compare-equal", "types", "wrong_type", F5, '''
+for level in out.values():
+    for k, v in level.items():
+        if v in (0, 1):
+            level[k] = bool(v)'''),
+    V("f2-bool-for-the-enum", "types", "wrong_type", F2, 'out["bound"] = out["bound"] == "compute"'),
+    V("f2-bools-for-int-fields", "types", "wrong_type", F2, 'out["flops"] = True\nout["dram_bytes"] = False'),
+
+    # -- floats for integers ---------------------------------------------------------------------
+    # an int output must be a JSON integer: 48.0 is a wrong type, even though 48.0 == 48
+    V("f5-integral-floats-for-counts", "types", "wrong_type", F5, '''
+for level in out.values():
+    for k in level:
+        level[k] = float(level[k])'''),
+    V("f5-float-a-hair-off-an-integer", "types", "wrong_type", F5, 'out["GB"]["W_reads"] += 1e-7  # 48.0000001'),
+    V("f5-float-zero-for-a-zero-count", "types", "wrong_type", F5, 'out["DRAM"]["W_fills"] = 0.0'),
+    V("f5-negative-zero-for-a-zero-count", "types", "wrong_type", F5, 'out["DRAM"]["W_fills"] = -0.0'),
+    V("f2-integral-float-for-flops", "types", "wrong_type", F2, 'out["flops"] = float(out["flops"])'),
+
+    # -- integers beyond 64 bits --------------------------------------------------------------------
+    # right type, wrong value: wrong_answer (a scorer that wrapped at 2**64 would pass the first two)
+    V("f5-count-plus-2**64", "types", "wrong_answer", F5, 'out["RF"]["W_reads"] += 2 ** 64'),
+    V("f5-count-minus-2**64", "types", "wrong_answer", F5, 'out["RF"]["W_reads"] -= 2 ** 64'),
+    V("f5-count-plus-2**128-negative", "types", "wrong_answer", F5, 'out["GB"]["I_reads"] = -(2 ** 128) + out["GB"]["I_reads"]'),
+    V("f5-4300-digit-count", "types", "wrong_answer", F5,  # the longest int the channel carries
+      'out["DRAM"]["I_reads"] = 10 ** 4299\nout["DRAM"]["W_reads"] = -(10 ** 4299)'),
+    # more digits than json can encode (Python's 4,300-digit limit): UnsupportedResult, wrong_type
+    V("f5-5000-digit-negative-count", "types", "wrong_type", F5, 'out["DRAM"]["I_reads"] = -(10 ** 5000)'),
+    V("f2-count-plus-2**64", "types", "wrong_answer", F2, 'out["flops"] += 2 ** 64'),
+    # an int where a float is due is accepted (docs: "integers are accepted"), so this is a number
+    # compared with the tolerance: far off, so wrong_answer. It must not crash the scorer although
+    # float(10 ** 400) overflows.
+    V("f2-int-too-big-for-a-float-field", "types", "wrong_answer", F2, 'out["intensity"] = 10 ** 400'),
+    V("f2-negative-int-too-big-for-a-float-field", "types", "wrong_answer", F2, 'out["latency_us"] = -(10 ** 400)'),
+
+    # -- numpy values ---------------------------------------------------------------------------------
+    # the harness turns numpy floats into float: np.float64 for an int count is a float, wrong_type
+    V("f5-np-float64-for-counts", "numpy", "wrong_type", F5, '''
+for level in out.values():
+    for k in level:
+        level[k] = np.float64(level[k])''', prelude="import numpy as np"),
+    # np.bool_ becomes bool: wrong_type for an int, even where the count is 0
+    V("f5-np-bool-for-a-zero-count", "numpy", "wrong_type", F5, 'out["DRAM"]["I_fills"] = np.bool_(False)',
+      prelude="import numpy as np"),
+    # a 0-d float array is converted with tolist() to a float: wrong_type
+    V("f5-0d-float-array-for-a-count", "numpy", "wrong_type", F5,
+      'out["GB"]["O_updates"] = np.array(float(out["GB"]["O_updates"]))', prelude="import numpy as np"),
+    # an array where a dict is due becomes a list: wrong_type
+    V("f5-np-array-for-a-level-map", "numpy", "wrong_type", F5, 'out["RF"] = np.array(list(out["RF"].values()))',
+      prelude="import numpy as np"),
+    V("f5-structured-array-for-a-level-map", "numpy", "wrong_type", F5, '''
+rf = out["RF"]
+out["RF"] = np.array([tuple(rf.values())], dtype=[(k, "i8") for k in rf])[0]''', prelude="import numpy as np"),
+    # integer overflow in numpy wraps silently: the value is wrong, the type (an int) is fine
+    V("f5-np-uint64-wraparound", "numpy", "wrong_answer", F5,
+      'out["RF"]["O_reads"] = np.uint64(out["RF"]["O_reads"]) - np.uint64(out["RF"]["O_reads"] + 1)',
+      prelude="import numpy as np"),
+    # an object array holds the candidate's objects: tolist() hands them back, and they are refused
+    V("f5-object-array-of-always-equal", "numpy", "wrong_type", F5, '''
+out["RF"]["I_reads"] = np.array(Anything(), dtype=object)''', prelude='''
+import numpy as np
+
+class Anything:
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    __hash__ = object.__hash__'''),
+    V("f5-np-matrix-for-a-level-map", "numpy", "wrong_type", F5, 'out["RF"] = np.matrix(list(out["RF"].values()))',
+      prelude="import numpy as np"),
+    V("f5-complex-for-a-count", "numpy", "wrong_type", F5, 'out["RF"]["I_reads"] = np.complex128(out["RF"]["I_reads"])',
+      prelude="import numpy as np"),
+    # a subclass of a numpy integer that claims to be numpy (``__module__``) gets past the subclass
+    # check, but only int(v) leaves the container: its __eq__ never reaches the host. Wrong value:
+    # wrong_answer.
+    V("f5-numpy-disguised-int-subclass", "numpy", "wrong_answer", F5,
+      'out["RF"]["I_reads"] = Sly(out["RF"]["I_reads"] + 1)', prelude='''
+import numpy as np
+
+class Sly(np.int64):
+    __module__ = "numpy"
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    __hash__ = np.int64.__hash__'''),
+    # float32 loses precision far beyond rtol=1e-9: the value is wrong (numpy scalars are
+    # accepted, their values are compared as usual)
+    V("f2-np-float32-for-floats", "numpy", "wrong_answer", F2, '''
+for k in ("intensity", "ridge_point", "attainable_gflops", "latency_us"):
+    out[k] = np.float32(out[k])''', prelude="import numpy as np"),
+    V("f2-np-float64-for-flops", "numpy", "wrong_type", F2, 'out["flops"] = np.float64(out["flops"])',
+      prelude="import numpy as np"),
+    V("f2-nan-from-numpy", "numpy", "wrong_type", F2, 'out["ridge_point"] = np.float64("nan")',
+      prelude="import numpy as np"),
+
+    # -- strings that look like numbers -------------------------------------------------------------
+    V("f5-count-as-a-string", "types", "wrong_type", F5, 'out["RF"]["W_fills"] = str(out["RF"]["W_fills"])  # "48"'),
+    V("f5-count-in-exponent-notation", "types", "wrong_type", F5,
+      'out["RF"]["W_fills"] = "%.15e" % out["RF"]["W_fills"]  # "4.8e1"'),
+    V("f5-count-with-a-leading-space", "types", "wrong_type", F5, 'out["RF"]["W_fills"] = " %d" % out["RF"]["W_fills"]'),
+    V("f2-float-as-a-string", "types", "wrong_type", F2, 'out["peak_gflops"] = repr(out["peak_gflops"])'),
+    # a string that is not one of the enum's choices is a wrong type, not a near miss
+    V("f2-enum-with-a-trailing-space", "types", "wrong_type", F2, 'out["bound"] = out["bound"] + " "'),
+    V("f2-enum-capitalised", "types", "wrong_type", F2, 'out["bound"] = out["bound"].capitalize()'),
+    V("f2-enum-in-cyrillic-look-alike", "types", "wrong_type", F2,
+      'out["bound"] = out["bound"].replace("o", "\\u043e")'),
+    # a valid choice, but the wrong one: wrong_answer
+    V("f2-enum-always-compute", "types", "wrong_answer", F2, 'out["bound"] = "compute"'),
+
+    # -- nesting and size ----------------------------------------------------------------------------
+    V("f5-count-nested-10000-deep", "types", "wrong_type", F5, '''
+v = out["RF"]["I_reads"]
+for _ in range(10_000):
+    v = [v]
+out["RF"]["I_reads"] = v'''),
+    # within the harness's depth bound (32), so the host sees the list and the scorer refuses it
+    V("f5-count-nested-30-deep", "types", "wrong_type", F5, '''
+v = out["RF"]["I_reads"]
+for _ in range(30):
+    v = [v]
+out["RF"]["I_reads"] = v'''),
+    V("f5-level-map-nested-10000-deep", "types", "wrong_type", F5, '''
+v = out["GB"]
+for _ in range(10_000):
+    v = {"I_reads": v}
+out["GB"] = v'''),
+    V("f5-count-in-a-one-element-list", "types", "wrong_type", F5, 'out["RF"]["I_reads"] = [out["RF"]["I_reads"]]'),
+    # more elements than the harness's bound (200,000); built once, so that each case stays far
+    # under the tight CPU and wall budgets of LIMITS even on a busy machine
+    V("f5-huge-list-for-a-count", "types", "wrong_type", F5, 'out["RF"]["I_reads"] = _HUGE',
+      prelude="_HUGE = [0] * 300_000"),
+    V("f5-self-referencing-map", "types", "wrong_type", F5, 'out["RF"]["I_reads"] = out'),
+    V("f5-level-map-with-extra-keys", "types", "wrong_type", F5, 'out["RF"]["I_writes"] = 0\nout["RF"]["passed"] = 1'),
+
+    # -- subclasses and look-alike containers ----------------------------------------------------------
+    # the harness refuses every subclass (a subclass can override comparison), whatever it holds
+    V("f5-dict-subclass-with-the-right-values", "types", "wrong_type", F5, '''
+for name in out:
+    out[name] = D(out[name])''', prelude='''
+class D(dict):
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    __hash__ = None
+    def keys(self): return dict.keys(self)'''),
+    # holds wrong counts, reports right ones through every method the scorer or json might call
+    V("f5-dict-subclass-lying-about-its-items", "types", "wrong_type", F5, '''
+right = out["RF"]
+out["RF"] = Liar({k: v + 1 for k, v in right.items()})
+out["RF"].shown = right''', prelude='''
+class Liar(dict):
+    shown = {}
+    def __eq__(self, other): return True
+    def __iter__(self): return iter(self.shown)
+    def keys(self): return self.shown.keys()
+    def items(self): return self.shown.items()
+    def values(self): return self.shown.values()
+    def __getitem__(self, k): return self.shown[k]
+    def __len__(self): return len(self.shown)'''),
+    V("f5-top-level-dict-subclass", "types", "wrong_type", F5, 'out = D(out)', prelude='''
+class D(dict):
+    def __eq__(self, other): return True'''),
+    V("f5-mapping-proxy-for-a-level-map", "types", "wrong_type", F5, 'out["RF"] = types.MappingProxyType(out["RF"])',
+      prelude="import types"),
+    V("f5-int-subclass-with-the-right-value", "types", "wrong_type", F5, '''
+for level in out.values():
+    for k in level:
+        level[k] = I(level[k])''', prelude='''
+class I(int):
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    __hash__ = int.__hash__'''),
+    V("f5-str-subclass-keys", "types", "wrong_type", F5, '''
+out["RF"] = {S(k): v for k, v in out["RF"].items()}''', prelude='''
+class S(str):
+    def __eq__(self, other): return True
+    __hash__ = str.__hash__'''),
+    # prints as the right number, holds a wrong one, and claims equality with anything
+    V("f2-float-subclass-with-a-lying-repr", "types", "wrong_type", F2, '''
+out["intensity"] = F(out["intensity"] * 2, repr(out["intensity"]))''', prelude='''
+class F(float):
+    def __new__(cls, value, shown):
+        self = float.__new__(cls, value)
+        self.shown = shown
+        return self
+    def __repr__(self): return self.shown
+    __str__ = __repr__
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    __hash__ = float.__hash__'''),
+    V("f2-fraction-for-a-float", "types", "wrong_type", F2, 'out["latency_us"] = Fraction(out["latency_us"])'),
+    V("f2-decimal-for-a-float", "types", "wrong_type", F2, 'out["intensity"] = decimal.Decimal(out["intensity"])',
+      prelude="import decimal"),
+
+    # -- forged records ------------------------------------------------------------------------------
+    # The host reads only the supervisor's channel. The candidate's stdout and stderr (fds 1 and 2)
+    # are a separate capped pipe, so records printed there in the channel's own format
+    # ({"t": "case", "job": ..., "id": ..., "ok": true, "value": ...}, see pg_harness.py), with the
+    # real job and case ids read off the stack and the right values, are just output: the value
+    # returned is graded, and it is wrong.
+    H("f5-fake-channel-records-on-stdout", "forging", "wrong_answer", with_right(F5, SPY + '''
+def three_level_accesses(gemm, hierarchy):
+    out = _right(gemm, hierarchy)
+    h = _harness()
+    jid, cid = h["job"]["job"], h["cid"]
+    fake = [{"t": "case", "job": jid, "id": cid, "ok": True, "value": out, "cpu_s": 0.0, "wall_s": 0.0},
+            {"t": "case", "id": cid, "ok": True, "value": out}]
+    for rec in fake:
+        line = json.dumps(rec, separators=(",", ":"))
+        print(line, flush=True)
+        os.write(1, (line + "\\n").encode())
+        os.write(2, (line + "\\n").encode())
+    print(json.dumps({"t": "job_end", "job": jid}), json.dumps({"t": "end"}), sep="\\n", flush=True)
+    wrong = {k: dict(v) for k, v in out.items()}
+    wrong["DRAM"]["O_updates"] += 1
+    return wrong'''), F5),
+    # The result pipe from the worker to the supervisor is open in the candidate's process (its
+    # fd is a local of the harness's frame). A forged record with the right value for the current
+    # case is taken as the answer, and the harness's own record that follows is then out of order:
+    # a protocol error, crashed.
+    H("f5-forged-right-answer-on-the-result-pipe", "forging", "crashed", with_right(F5, SPY + '''
+def three_level_accesses(gemm, hierarchy):
+    out = _right(gemm, hierarchy)
+    h = _harness()
+    os.write(h["res_w"], (json.dumps({"t": "case", "id": h["cid"], "ok": True, "value": out}) + "\\n").encode())
+    out["DRAM"]["O_updates"] += 1
+    return out'''), F5),
+    # A half record left on the result pipe before returning: the harness's record completes a
+    # line that is not JSON (JSON cannot swallow a balanced object): crashed.
+    H("f5-half-record-on-the-result-pipe", "forging", "crashed", with_right(F5, SPY + '''
+def three_level_accesses(gemm, hierarchy):
+    out = _right(gemm, hierarchy)
+    h = _harness()
+    head = json.dumps({"t": "case", "id": h["cid"], "ok": True, "value": out})[:-1] + ', "x": '
+    os.write(h["res_w"], head.encode())
+    out["DRAM"]["O_updates"] += 1
+    return out'''), F5),
+    # The right record of the current case written to every inherited fd but stdin, stdout and
+    # stderr (the result pipe among them), before returning a wrong value: the forged record is
+    # taken, the harness's own record for the same case is then out of order: crashed.
+    H("f5-right-records-on-every-other-fd", "forging", "crashed", with_right(F5, SPY + '''
+def three_level_accesses(gemm, hierarchy):
+    out = _right(gemm, hierarchy)
+    h = _harness()
+    line = (json.dumps({"t": "case", "id": h["cid"], "ok": True, "value": out}) + "\\n").encode()
+    for fd in range(3, 256):
+        try:
+            os.write(fd, line)
+        except OSError:
+            pass
+    out["DRAM"]["O_updates"] += 1
+    return out'''), F5),
+
+    # -- processes that outlive the answer ----------------------------------------------------------
+    # A daemon thread that keeps printing fake records: only output, and the worker is removed
+    # after its last answer. The values are wrong.
+    V("f5-thread-keeps-printing-after-the-answer", "lingering", "wrong_answer", F5, '''
+if not _started:
+    _started.append(threading.Thread(target=_chatter, daemon=True))
+    _started[0].start()
+''' + OFF_BY_ONE, prelude='''
+import json, threading, time
+
+_started = []
+
+def _chatter():
+    while True:
+        print(json.dumps({"t": "case", "job": "sample", "id": "h00", "ok": True, "value": {}}), flush=True)
+        time.sleep(0.005)'''),
+    # A forked child in its own session (out of reach of the worker's process group) that keeps
+    # the result pipe and stdout open, sleeps past the last answer and then writes forged records
+    # with the right values, again and again. The harness stops reading the result pipe when the
+    # worker is gone, and kills what is left: the returned (wrong) values are graded.
+    H("f5-forked-daemon-rewrites-the-answers", "lingering", "wrong_answer", with_right(F5, SPY + '''
+import time
+
+_forked = []
+
+def three_level_accesses(gemm, hierarchy):
+    out = _right(gemm, hierarchy)
+    h = _harness()
+    if not _forked:
+        _forked.append(1)
+        cases = h["job"]["cases"]
+        if os.fork() == 0:
+            try:
+                os.setsid()
+                lines = "".join(json.dumps({"t": "case", "id": c["id"], "ok": True,
+                                            "value": _right(*json.loads(c["args_json"]))}) + "\\n"
+                                for c in cases).encode()
+                time.sleep(1.5)
+                while True:
+                    for fd in (h["res_w"], 1, 2):
+                        try:
+                            os.write(fd, lines)
+                        except OSError:
+                            pass
+                    time.sleep(0.05)
+            finally:
+                os._exit(0)
+    out["DRAM"]["O_updates"] += 1
+    return out'''), F5),
+    V("f5-child-left-sleeping", "lingering", "wrong_answer", F5, '''
+if not _kids:
+    _kids.append(subprocess.Popen(["sleep", "600"], start_new_session=True))
+''' + OFF_BY_ONE, prelude="import subprocess\n\n_kids = []"),
+
+    # -- special-casing the visible examples ----------------------------------------------------------
+    # the prompt's two examples answered from a table, anything else by a plausible wrong rule:
+    # it passes the examples (test_hostile_values checks that) and fails the hidden vectors
+    H("f5-visible-examples-only", "special-casing", "wrong_answer", f'''
+import json
+
+_EXAMPLES = {{json.dumps(args, sort_keys=True): out for args, out in {VISIBLE[F5]!r}}}
+
+def three_level_accesses(gemm, hierarchy):
+    key = json.dumps([gemm, hierarchy], sort_keys=True)
+    if key in _EXAMPLES:
+        return _EXAMPLES[key]
+    macs = gemm["M"] * gemm["N"] * gemm["K"]
+    names = ("I_reads", "I_fills", "W_reads", "W_fills", "O_reads", "O_fills", "O_updates")
+    return {{level: {{k: (macs if k.endswith("reads") or k == "O_updates" else 0) for k in names}}
+            for level in ("RF", "GB", "DRAM")}}
+''', F5),
+    H("f2-visible-examples-only", "special-casing", "wrong_answer", f'''
+import json
+
+_EXAMPLES = {{json.dumps(args, sort_keys=True): out for args, out in {VISIBLE[F2]!r}}}
+
+def roofline_gemm(gemm, hw):
+    key = json.dumps([gemm, hw], sort_keys=True)
+    if key in _EXAMPLES:
+        return dict(_EXAMPLES[key])
+    flops = gemm["M"] * gemm["N"] * gemm["K"]  # one FLOP per MAC: the classic slip
+    dram = gemm["M"] * gemm["K"] + gemm["K"] * gemm["N"] + gemm["M"] * gemm["N"]
+    peak = hw["macs_per_cycle"] * hw["clock_mhz"] / 1e3
+    ridge = peak / hw["dram_gb_per_s"]
+    intensity = flops / dram
+    attainable = min(peak, intensity * hw["dram_gb_per_s"])
+    return {{"flops": flops, "dram_bytes": dram, "intensity": intensity, "peak_gflops": peak,
+            "ridge_point": ridge, "attainable_gflops": attainable, "latency_us": flops / attainable / 1e3,
+            "bound": "compute" if intensity >= ridge else "memory"}}
+''', F2),
+    # the examples from the table, the hidden vectors by the right rule, but one hidden vector
+    # (looked up by its id on the stack) answered wrong: a single vector must fail the sample
+    H("f5-right-except-one-hidden-vector", "special-casing", "wrong_answer", with_right(F5, SPY + '''
+def three_level_accesses(gemm, hierarchy):
+    out = _right(gemm, hierarchy)
+    if _harness()["cid"] == "h41":
+        out["GB"]["O_updates"] += 1
+    return out'''), F5),
+]
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A value that differs from the reference's in form only: it must pass."""
+
+    name: str
+    problem: str
+    source: str
+    why: str
+
+
+ACCEPTED: list[Accepted] = [
+    Accepted("f5-bundled-solution", F5, solution(F5), "the control"),
+    Accepted("f2-bundled-solution", F2, solution(F2), "the control"),
+    Accepted("f5-np-int64-counts", F5, mutate(F5, '''
+for level in out.values():
+    for k in level:
+        level[k] = np.int64(level[k])''', "import numpy as np"), "the prompt: numpy scalars are accepted"),
+    Accepted("f5-np-uint64-and-int8-counts", F5, mutate(F5, '''
+for level in out.values():
+    for k in level:
+        level[k] = np.uint64(level[k]) if level[k] > 127 else np.int8(level[k])''', "import numpy as np"),
+        "numpy integers of any width become exact ints"),
+    Accepted("f5-0d-int-arrays-for-counts", F5, mutate(F5, '''
+for level in out.values():
+    for k in level:
+        level[k] = np.array(level[k])''', "import numpy as np"),
+        "the harness converts arrays with tolist(): a 0-d int array is its int"),
+    Accepted("f5-keys-in-another-order", F5, mutate(F5, '''
+out = {name: dict(reversed(list(out[name].items()))) for name in reversed(list(out))}'''),
+        "dicts compare by key, not by order"),
+    Accepted("f2-ints-for-integral-floats", F2, mutate(F2, '''
+for k in ("peak_gflops", "attainable_gflops", "intensity", "ridge_point"):
+    if out[k] == int(out[k]):
+        out[k] = int(out[k])'''), "docs/authoring.md: a float output accepts integers"),
+    Accepted("f2-numpy-floats-and-ints", F2, mutate(F2, '''
+out["flops"] = np.int64(out["flops"])
+out["dram_bytes"] = np.uint64(out["dram_bytes"])
+out["intensity"] = np.float64(out["intensity"])
+out["ridge_point"] = np.longdouble(out["ridge_point"])
+out["bound"] = np.array(out["bound"])  # 0-d unicode array: tolist() gives the str''', "import numpy as np"),
+        "numpy scalars are accepted; a 0-d array is converted by tolist()"),
+    Accepted("f2-floats-within-the-tolerance", F2, mutate(F2, '''
+for k in ("intensity", "peak_gflops", "ridge_point", "attainable_gflops", "latency_us"):
+    out[k] = out[k] * (1 + 5e-10)'''), "rtol is 1e-9"),
+    # The prompt says "numpy scalars are accepted", and np.str_ is a numpy scalar (indexing an
+    # array of strings gives one: np.array(["compute", "memory"])[i]). It holds the right choice.
+    Accepted("f2-np-str-for-the-enum", F2, mutate(F2, '''
+out["bound"] = np.array(["compute", "memory"])[0 if out["bound"] == "compute" else 1]''', "import numpy as np"),
+        "the prompt: numpy scalars are accepted"),
+]
+

@@ -797,3 +797,70 @@ out["bound"] = np.array(["compute", "memory"])[0 if out["bound"] == "compute" el
         "the prompt: numpy scalars are accepted"),
 ]
 
+
+# -- forging the host channel for batch mates -------------------------------------------------
+# PID 1 of the container (docker-init) runs as the candidate's user and holds the container's
+# stdout, which is the channel the host reads; /proc/1/fd/1 is open to the candidate. The worker
+# is a fork of the supervisor, so the whole request (every job's id and cases) is on its stack.
+# These candidates are CORRECT for themselves (their own verdict is a pass); on their first call
+# they write, on the host channel, the rest of their own job, then a complete stream for every
+# later job of the request (start, load, every case with values of their choosing, job_end), then
+# the end record. Batch mode promises that nobody's verdict depends on who shared the container.
+FORGE_THE_BATCH = '''
+_done = []
+
+def _frames():
+    f = sys._getframe(1)
+    while f is not None:
+        yield f
+        f = f.f_back
+
+def _forge(mates_value):
+    loc = {f.f_code.co_name: f.f_locals for f in _frames()}
+    me, jobs = loc["_worker"]["job"], loc["main"]["jobs"]
+    later = jobs[[j["job"] for j in jobs].index(me["job"]) + 1:]
+    recs = []
+    for c in me["cases"]:
+        recs.append({"t": "case", "job": me["job"], "id": c["id"], "ok": True,
+                     "value": _right(*json.loads(c["args_json"])), "cpu_s": 0.001, "wall_s": 0.001})
+    recs.append({"t": "job_end", "job": me["job"], "output_bytes": 0, "output_head": "", "output_tail": "",
+                 "max_rss_kb": 20000, "cpu_s": 0.1, "wall_s": 0.1})
+    for j in later:
+        recs += [{"t": "start", "job": j["job"]},
+                 {"t": "load", "job": j["job"], "ok": True, "cpu_s": 0.01, "wall_s": 0.01}]
+        for c in j["cases"]:
+            recs.append({"t": "case", "job": j["job"], "id": c["id"], "ok": True,
+                         "value": mates_value(c["args"]), "cpu_s": 0.001, "wall_s": 0.001})
+        recs.append({"t": "job_end", "job": j["job"], "output_bytes": 0, "output_head": "",
+                     "output_tail": "", "max_rss_kb": 20000, "cpu_s": 0.1, "wall_s": 0.1})
+    recs.append({"t": "end"})
+    fd = os.open("/proc/1/fd/1", os.O_WRONLY)
+    data = "".join(json.dumps(r, separators=(",", ":")) + "\\n" for r in recs).encode()
+    while data:
+        data = data[os.write(fd, data):]
+'''
+
+
+def _batch_forger(mates: str) -> str:
+    return with_right(F5, SPY + FORGE_THE_BATCH + f'''
+def _mates_value(args):
+    out = _right(*args)
+    {mates}
+    return out
+
+def three_level_accesses(gemm, hierarchy):
+    if not _done:
+        _done.append(1)
+        _forge(_mates_value)
+    return _right(gemm, hierarchy)
+''')
+
+
+BATCH_FORGERS = {
+    # gives every later job the right answers: a wrong batch mate passes
+    "passes-its-batch-mates": _batch_forger("pass"),
+    # gives every later job a wrong count: a correct batch mate fails
+    "fails-its-batch-mates": _batch_forger('out["DRAM"]["O_updates"] += 1'),
+}
+# a wrong candidate of f5 (one count off by one) and the correct one, as batch mates
+WRONG_F5 = mutate(F5, OFF_BY_ONE)

@@ -8,6 +8,9 @@ For every problem:
 * **determinism**: the vectors are identical when generated twice;
 * **vectors**: hidden inputs are distinct and disjoint from the visible examples;
 * **spec coverage**: every parameter, every input field and every output key is named in spec.md;
+* **domain**: every hidden and visible input satisfies every ``[[domain]]`` rule of problem.toml;
+* **reference range**: on every generated input the reference neither raises nor divides by zero,
+  and returns no negative integer (unless its field is ``signed``) and no NaN or infinity;
 * **gold**: the reference itself, bundled as a candidate, passes every hidden vector through the
   real sandbox; so does the bundled ``solution.py``;
 * **mutants**: every wrong-on-purpose variant fails at least one hidden vector (kill rate);
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import re
 import time
 from collections.abc import Callable
@@ -31,7 +35,8 @@ from typing import Any
 from ..packs.bundle import bundle_reference
 from ..errors import GraderError
 from .execution import SandboxHandle, grade_source
-from ..packs.problems import Problem
+from ..packs.domain import violations
+from ..packs.problems import FieldSpec, Problem, TypeSpec
 from .scoring import Grade, Verdict
 from ..packs.vectors import Vector, generate, hidden_inputs, is_real
 
@@ -101,6 +106,95 @@ def _mentioned(name: str, spec: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", spec) is not None
 
 
+def _domain_check(problem: Problem, report: ProblemReport, inputs: list[tuple[str, dict[str, Any]]]) -> None:
+    """Every input (id, arguments by name) satisfies every [[domain]] rule."""
+    rules = problem.data.domain
+    if not rules:
+        report.add("domain", True, "no [[domain]] rules declared")
+        return
+    bad = [f"{vid} {v.describe()}" for vid, kwargs in inputs for v in violations(rules, kwargs)]
+    report.add("domain", not bad,
+               f"all {len(inputs)} inputs satisfy " + ("the rule" if len(rules) == 1 else f"all {len(rules)} rules")
+               if not bad else
+               f"{len(bad)} violation(s): " + "; ".join(bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else ""))
+
+
+def _out_of_range(t: TypeSpec, value: Any, where: str, signed: bool, out: list[str]) -> None:
+    """Collect the negative integers (unless signed) and non-finite numbers of an output value."""
+    if t.kind == "int" and type(value) is int and value < 0 and not signed:
+        out.append(f"{where} = {value} is negative (a count; declare signed = true if it may be)")
+    elif t.kind == "float" and isinstance(value, float) and not math.isfinite(value):
+        out.append(f"{where} = {value} is not finite")
+    elif t.inner is not None and isinstance(value, list):
+        for i, x in enumerate(value):
+            _out_of_range(t.inner, x, f"{where}[{i}]", signed, out)
+    elif t.inner is not None and isinstance(value, dict):
+        for k, x in value.items():
+            _out_of_range(t.inner, x, f"{where}[{k!r}]", signed, out)
+
+
+def _answer_range(fields: list[FieldSpec], expected: Any) -> list[str]:
+    out: list[str] = []
+    if isinstance(expected, dict):
+        for f in fields:
+            if f.name in expected:
+                _out_of_range(f.parsed, expected[f.name], f.name, f.signed, out)
+    return out
+
+
+def _range_check(report: ProblemReport, answers: list[tuple[str, list[str]]], n: int) -> None:
+    bad = [f"{vid}: {why}" for vid, whys in answers for why in whys]
+    report.add("reference range", not bad,
+               f"the reference answers all {n} generated inputs with no exception, negative count or "
+               "non-finite value" if not bad else
+               f"{len(bad)} bad answer(s): " + "; ".join(bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else ""))
+
+
+def _plain_json(value: Any) -> Any:
+    """A generator's or reference's value as plain JSON values (numpy scalars and arrays too)."""
+    return json.loads(json.dumps(value, default=lambda o: o.tolist() if hasattr(o, "tolist") else repr(o)))
+
+
+def _probe(problem: Problem, report: ProblemReport) -> None:
+    """When the vectors cannot be made: draw every input again, check it against the domain and
+    call the reference on it, so the report says which inputs break the reference and why."""
+    import numpy as np
+
+    from reference_models import GENERATORS, REFERENCES
+
+    d = problem.data
+    gen, ref = GENERATORS[d.generator.name], REFERENCES[d.reference]
+    names = [p.name for p in d.signature.params]
+    draws = [("h", d.generator.hidden_seed, d.generator.hidden_count, dict(d.generator.options)),
+             ("v", d.generator.visible_seed, d.generator.visible_count, dict(d.generator.options))]
+    if d.generator.real:
+        draws.append(("r", d.generator.real.seed, d.generator.real.count,
+                      {**d.generator.options, **d.generator.real.options}))
+    inputs: list[tuple[str, dict[str, Any]]] = []
+    answers: list[tuple[str, list[str]]] = []
+    for prefix, seed, count, options in draws:
+        width = len(str(count - 1))
+        for i in range(count):
+            vid = f"{prefix}{i:0{width}d}"
+            try:
+                kwargs = _plain_json(gen(np.random.default_rng([seed, i]), **options))
+                args = [kwargs[n] for n in names]
+            except Exception:  # noqa: BLE001 - a broken generator is the vectors check's finding
+                continue
+            inputs.append((vid, kwargs))
+            try:
+                answer = _plain_json(ref(*json.loads(json.dumps(args))))
+            except ZeroDivisionError as exc:
+                answers.append((vid, [f"the reference divides by zero ({exc})"]))
+                continue
+            except Exception as exc:  # noqa: BLE001 - what the reference does is the finding
+                answers.append((vid, [f"the reference raises {type(exc).__name__}: {exc}"]))
+                continue
+            answers.append((vid, _answer_range(d.outputs, answer)))
+    _domain_check(problem, report, inputs)
+    _range_check(report, answers, len(inputs))
+
+
 def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector, ...], tuple[Vector, ...]] | None:
     """Every check that needs no sandbox. Returns (hidden, visible) when vectors could be made."""
     from reference_models import GENERATORS, REFERENCES
@@ -133,6 +227,7 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
         again = generate(problem, "hidden") + generate(problem, "real")
     except GraderError as exc:
         report.add("vectors", False, str(exc))
+        _probe(problem, report)
         return None
     same = _canonical(hidden) == _canonical(again)
     report.add("determinism", same, "identical when generated twice" if same else
@@ -149,6 +244,10 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
                + (f"; {dup} duplicate hidden inputs" if dup else "")
                + (f"; {overlap} visible example(s) also hidden" if overlap else "")
                + ("; every hidden vector has the same expected output" if distinct_outputs <= 1 < len(hidden) else ""))
+
+    _domain_check(problem, report, [(v.id, v.kwargs(problem)) for v in hidden + visible])
+    _range_check(report, [(v.id, _answer_range(d.outputs, v.expected)) for v in hidden + visible],
+                 len(hidden) + len(visible))
 
     keys: set[str] = set()
     for v in hidden + visible:

@@ -27,6 +27,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import PackError, ProblemNotFound
+from .domain import parse_rule
 
 PACK_FILE = "pack.toml"
 PROBLEM_FILE = "problem.toml"
@@ -62,6 +63,10 @@ class TypeSpec:
     @property
     def has_enum(self) -> bool:
         return self.kind == "enum" or (self.inner is not None and self.inner.has_enum)
+
+    @property
+    def has_int(self) -> bool:
+        return self.kind == "int" or (self.inner is not None and self.inner.has_int)
 
     def describe(self) -> str:
         """Plain words for the prompt."""
@@ -158,6 +163,8 @@ class FieldSpec(_Strict):
     rtol: float | None = Field(None, ge=0, le=1, description="relative tolerance (float fields)")
     atol: float | None = Field(None, ge=0, description="absolute tolerance (float fields)")
     choices: list[str] | None = Field(None, description="allowed values (enum fields)")
+    signed: bool = Field(False, description="its integers may be negative (otherwise the validator's reference "
+                         "range check flags a negative integer as a broken reference)")
 
     @field_validator("type")
     @classmethod
@@ -176,6 +183,8 @@ class FieldSpec(_Strict):
             raise ValueError(f"field {self.name!r} is an enum: list its choices")
         if not t.has_enum and self.choices:
             raise ValueError(f"field {self.name!r} is not an enum: choices do not apply")
+        if self.signed and not t.has_int:
+            raise ValueError(f"field {self.name!r} holds no integers: signed does not apply")
         return self
 
     @property
@@ -235,6 +244,20 @@ class GeneratorSpec(_Strict):
         return self
 
 
+class DomainRule(_Strict):
+    """One rule every input of the problem satisfies (the language: grader/packs/domain.py)."""
+
+    rule: str = Field(min_length=1, description="an expression over the parameters, e.g. "
+                      "'layer.filter_w <= layer.ifmap_w' or 'all(l.bandwidth > 0 for l in hw.levels)'")
+    says: str = Field(min_length=3, description="the rule as one short sentence (shown in the prompt)")
+
+    @field_validator("rule")
+    @classmethod
+    def _parses(cls, v: str) -> str:
+        parse_rule(v)  # DomainSyntaxError is a ValueError: reported with the file and field
+        return v
+
+
 class VariantSpec(_Strict):
     file: str = Field(pattern=r"^variants/[A-Za-z0-9_]+\.py$")
     mistake: str = Field(min_length=10, description="the plausible mistake this variant makes")
@@ -265,6 +288,9 @@ class ProblemFile(_Strict):
     generator: GeneratorSpec
     variants: list[VariantSpec] = Field(default_factory=list)
     limits: ProblemLimits = Field(default_factory=ProblemLimits)
+    domain: list[DomainRule] = Field(
+        default_factory=list, description="what every input satisfies: rules over the parameters, stated in "
+        "the prompt and checked by the validator on every hidden and visible input")
     simulator: str | None = Field(
         None, pattern=r"^[A-Za-z0-9_]+\.py$",
         description="a bundled brute-force simulator (a candidate written from the spec's semantics): the "
@@ -508,6 +534,12 @@ def load_problem(pack: Pack, problem_dir: Path) -> Problem:
     for i, v in enumerate(data.variants):
         if not (problem_dir / v.file).is_file():
             raise PackError(path, f"variant file {v.file} not found", f"variants.{i}.file")
+    params = [p.name for p in data.signature.params]
+    for i, r in enumerate(data.domain):
+        unknown = sorted(parse_rule(r.rule).names - set(params))
+        if unknown:
+            raise PackError(path, f"rule {r.rule!r} reads {', '.join(unknown)}: not a parameter "
+                            f"(parameters: {', '.join(params)})", f"domain.{i}.rule")
     if data.simulator and not (problem_dir / data.simulator).is_file():
         raise PackError(path, f"simulator file {data.simulator} not found", "simulator")
     if data.simulator and not data.generator.real:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from .problems import Problem
 from .vectors import Vector
 
-PROMPT_VERSION = 1
+PROMPT_VERSION = 2
 
 _INSTRUCTIONS = """\
 Write one self-contained Python 3.11 module that defines `{entry}` with exactly this signature.
@@ -26,6 +26,18 @@ Answer with the complete module in a single ```python fenced code block."""
 
 def _json(value: object) -> str:
     return json.dumps(value, separators=(", ", ": "))
+
+
+def _domain_lines(problem: Problem) -> list[str]:
+    """The "Inputs satisfy" section: every [[domain]] rule, its sentence and its expression."""
+    rules = problem.data.domain
+    if not rules:
+        return []
+    lines = ["", "## Inputs satisfy", "",
+             "Every test input, hidden or shown, satisfies these rules (each a Python expression over the "
+             "parameters, where `a.b` means `a[\"b\"]`):", ""]
+    lines += [f"- {r.says.strip().rstrip('.')}: `{r.rule.strip()}`" for r in rules]
+    return lines
 
 
 def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
@@ -43,6 +55,7 @@ def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
     for f in problem.data.outputs:
         unit = f.unit or "-"
         lines.append(f"| `{f.name}` | {f.parsed.describe()} | {unit} | {f.comparison()} |")
+    lines += _domain_lines(problem)
     if visible:
         lines += ["", "## Examples", ""]
         for n, v in enumerate(visible, 1):

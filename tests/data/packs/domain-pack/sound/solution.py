@@ -1,0 +1,2 @@
+def double(x):
+    return {"y": 2 * x, "n": abs(x)}

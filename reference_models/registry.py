@@ -23,6 +23,7 @@ from . import (
     loopnest,
     maestro,
     pipeline,
+    pm_traffic,
     ranking,
     roofline,
     systolic,
@@ -42,6 +43,7 @@ _MODULES: tuple[ModuleType, ...] = (
     ranking,
     pipeline,
     attention,
+    pm_traffic,
 )
 
 

@@ -283,7 +283,8 @@ def gen_conv_array(rng: np.random.Generator, max_hw: int = 40) -> dict[str, Any]
         fw = fh if rng.random() < 0.8 else int(rng.choice([1, 3, 5]))
         stride = int(rng.choice([1, 1, 2, 2, 3, 4]))
         h = int(rng.integers(fh, max_hw + 1))
-        w = h if rng.random() < 0.6 else int(rng.integers(fw, max_hw + 1))
+        # a square input only when the filter fits it: filter_w <= ifmap_w, as the spec promises
+        w = h if rng.random() < 0.6 and h >= fw else int(rng.integers(fw, max_hw + 1))
         p = conv_output_size(h, fh, stride)
         q = conv_output_size(w, fw, stride)
         if p * q <= 1024:

@@ -3,18 +3,20 @@
 It loads; its reference (bundled as a candidate) and its solution pass every hidden vector;
 vectors are deterministic; the spec names every input and output; every wrong-on-purpose variant
 fails. The same candidates graded in batch mode get the same verdicts as in per-sample mode.
+Without Docker: every problem declares its input domain, and every hidden and visible input (and
+many more draws of its generator) lies inside it.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from grader.packs import vectors
+from grader.packs.domain import violations
 from grader.grading.execution import grade_batch
 from grader.packs.problems import Catalog
 from grader.grading.validate import validate_problem
-
-pytestmark = pytest.mark.docker
 
 CATALOG = Catalog()
 PROBLEMS = CATALOG.problems("perf-core")
@@ -30,6 +32,39 @@ def test_the_pack_meets_its_size_and_coverage_targets():
     assert all(n >= len(PROBLEMS) // 5 for n in tiers.values()), tiers
 
 
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_every_vector_satisfies_the_domain(problem):
+    rules = problem.data.domain
+    assert rules, "every perf-core problem declares its input domain ([[domain]] in problem.toml)"
+    vs = vectors.load(problem)
+    bad = [f"{v.id} {x.describe()}" for v in vs.hidden + vs.visible for x in violations(rules, v.kwargs(problem))]
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_the_generator_stays_inside_the_domain(problem):
+    """Draws beyond the pack's seeds: a generator that only happens to miss its domain's edge fails."""
+    from reference_models import GENERATORS
+
+    gen, options = GENERATORS[problem.data.generator.name], problem.data.generator.options
+    bad = []
+    for i in range(200):
+        args = gen(np.random.default_rng([987_654, i]), **options)
+        bad += [f"draw {i} {x.describe()}" for x in violations(problem.data.domain, args)]
+    assert not bad, bad[:5]
+
+
+def test_the_conv_array_generator_keeps_filters_inside_the_input():
+    """perf-core 1.0.0 drew a square input smaller than a non-square filter (hidden vector h36 of
+    f11-systolic-conv-dataflows, filter_w 3 > ifmap_w 2) about once in 400 draws."""
+    from reference_models.systolic import gen_conv_array
+
+    for i in range(3000):
+        layer = gen_conv_array(np.random.default_rng([4242, i]))["layer"]
+        assert layer["filter_w"] <= layer["ifmap_w"] and layer["filter_h"] <= layer["ifmap_h"], (i, layer)
+
+
+@pytest.mark.docker
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
 def test_problem_is_sound(problem, handle):
     report = validate_problem(problem, handle)

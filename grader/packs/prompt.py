@@ -33,9 +33,12 @@ def _domain_lines(problem: Problem) -> list[str]:
     rules = problem.data.domain
     if not rules:
         return []
+    notes = "`a.b` means `a[\"b\"]`"
+    if any("prod(" in r.rule for r in rules):
+        notes += " and `prod` is `math.prod`"
     lines = ["", "## Inputs satisfy", "",
-             "Every test input, hidden or shown, satisfies these rules (each a Python expression over the "
-             "parameters, where `a.b` means `a[\"b\"]`):", ""]
+             f"Every test input, hidden or shown, satisfies these rules (each a Python expression over the "
+             f"parameters, where {notes}):", ""]
     lines += [f"- {r.says.strip().rstrip('.')}: `{r.rule.strip()}`" for r in rules]
     return lines
 

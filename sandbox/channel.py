@@ -7,7 +7,8 @@ lines and integers with absurdly many digits. It never uses pickle or eval.
 
 :class:`ChannelAssembler` turns the record stream of one request into :class:`ExecResult` values
 and enforces the protocol: one ``start`` per job, one ``load``, case records for exactly the
-expected ids in order, no duplicates, nothing after ``end``.
+expected ids in order, no duplicates, nothing after ``end``; ``sync`` records only between jobs
+(once per position), ``retire`` only between two jobs.
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ class ChannelAssembler:
         self.ended = False
         self.fatal: str | None = None
         self.protocol_error: str | None = None
+        self.retired: str | None = None  # the harness gave up the container between two jobs
+        self.pending_syncs: list[int] = []  # sync points the host has yet to answer
+        self._synced: set[int] = set()
 
     # -- feeding ---------------------------------------------------------------------------
     def feed_line(self, line: bytes) -> None:
@@ -141,6 +145,21 @@ class ChannelAssembler:
             return
         if kind == "fatal":
             self.fatal = str(rec.get("detail", ""))[:500]
+            return
+        if kind == "sync":
+            n = rec.get("n")
+            between = self._current >= len(self._states) or not self._states[self._current].started
+            if type(n) is not int or n != self._current or n in self._synced or not between:
+                raise ChannelError("sync record out of place")
+            self._synced.add(n)
+            self.pending_syncs.append(n)
+            return
+        if kind == "retire":
+            between = self._current < len(self._states) and not self._states[self._current].started
+            if self._current == 0 or not between:
+                raise ChannelError("retire record out of place")
+            self.retired = str(rec.get("detail", ""))[:500] or "the harness retired the container"
+            self.ended = True
             return
         st = self._state(rec)
         if kind == "start":
@@ -205,6 +224,12 @@ class ChannelAssembler:
             self._current += 1
         else:
             raise ChannelError(f"unknown record type {str(kind)[:40]!r}")
+
+    def current_index(self) -> int | None:
+        """Index of the job the channel is in the middle of (started, not ended), or None."""
+        if self._current < len(self._states) and self._states[self._current].started:
+            return self._current
+        return None
 
     def started(self) -> set[str]:
         """Ids of the jobs the harness started (a later job never ran if the container died)."""

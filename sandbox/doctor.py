@@ -15,6 +15,7 @@ from .engine import connect
 from .errors import SandboxError
 from .models import Case, Job, Limits
 from .runner import Sandbox
+from .runtimes import is_gvisor, require_runtime
 
 PROBE_SOURCE = r'''
 import errno, os, resource, socket
@@ -63,6 +64,22 @@ def probe():
     facts["memsw_limit"] = int(swap) if swap and swap.isdigit() else swap
     facts["pids_limit"] = int(pids) if pids and pids.isdigit() else pids
     facts["pid1"] = (_read("/proc/1/comm") or "")
+    facts["nproc"] = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    meminfo = _read("/proc/meminfo") or ""
+    for line in meminfo.splitlines():
+        if line.startswith("MemTotal:"):
+            facts["memtotal"] = int(line.split()[1]) * 1024
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        facts["nnp_prctl"] = libc.prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS
+        buf = ctypes.create_string_buffer(4096)
+        n = libc.klogctl(3, buf, 4096)  # SYSLOG_ACTION_READ_ALL: gVisor answers with its own log
+        facts["kernel_log"] = buf.raw[:max(n, 0)].decode("utf-8", "replace")[:400] if n > 0 else ""
+    except Exception as exc:
+        facts["nnp_prctl"] = None
+        facts["kernel_log"] = ""
+    facts["kernel"] = os.uname().release
     return facts
 '''
 
@@ -78,8 +95,12 @@ class Check:
     fix: str = ""
 
 
-def run_checks(limits: Limits | None = None, progress: Callable[[Check], None] | None = None) -> list[Check]:
-    """Run every check; stop early only when a later check cannot run at all."""
+def run_checks(limits: Limits | None = None, progress: Callable[[Check], None] | None = None,
+               runtime: str | None = None) -> list[Check]:
+    """Run every check; stop early only when a later check cannot run at all.
+
+    ``runtime`` is the OCI runtime to prove ("runc", "runsc"; None: the engine's default).
+    """
     limits = limits or Limits(case_cpu_s=1.0, load_cpu_s=5.0, memory_mb=128)
     checks: list[Check] = []
 
@@ -96,6 +117,13 @@ def run_checks(limits: Limits | None = None, progress: Callable[[Check], None] |
         add(Check("engine", False, str(exc), exc.hint))
         return checks
     try:
+        in_effect = require_runtime(client, runtime)
+        add(Check("runtime", True, f"{in_effect}" + (" (the engine's default)" if runtime is None else "")
+                  + (" - gVisor" if is_gvisor(in_effect) else "")))
+    except SandboxError as exc:
+        add(Check("runtime", False, str(exc), exc.hint))
+        return checks
+    try:
         st = image.status(client)
     except SandboxError as exc:
         add(Check("image", False, str(exc), exc.hint))
@@ -105,7 +133,8 @@ def run_checks(limits: Limits | None = None, progress: Callable[[Check], None] |
         return checks
     add(Check("image", True, f"{st.tag} from {st.base_ref}"))
 
-    sandbox = Sandbox(st.tag or image.LATEST, client=client, run_id=f"doctor-{uuid.uuid4().hex[:8]}")
+    sandbox = Sandbox(st.tag or image.LATEST, client=client, run_id=f"doctor-{uuid.uuid4().hex[:8]}",
+                      runtime=runtime)
     try:
         jobs = [
             Job(id="probe", source=PROBE_SOURCE, entry_point="probe", cases=[Case(id="c0", args=[])]),
@@ -125,7 +154,7 @@ def run_checks(limits: Limits | None = None, progress: Callable[[Check], None] |
                   "rebuild the image (`python -m grader sandbox build --force`)"))
         return checks
     facts = probe.cases[0].value
-    for check in evaluate_probe(facts, limits):
+    for check in evaluate_probe(facts, limits, runtime=in_effect):
         add(check)
     add(Check("cpu limit", busy.stop is not None and busy.stop.reason == "cpu_time",
               f"a busy loop ended with {busy.stop.reason if busy.stop else 'no stop'}",
@@ -133,22 +162,39 @@ def run_checks(limits: Limits | None = None, progress: Callable[[Check], None] |
     add(Check("memory limit", memory.stop is not None and memory.stop.reason == "memory",
               f"a memory bomb ended with {memory.stop.reason if memory.stop else 'no stop'}",
               "the engine must support memory cgroups (`docker info` shows a warning if not)"))
+    host_cg = memory.container.host_cgroup
+    add(Check("memory records", True,
+              "the host reads each container's memory cgroup (memory verdicts from the kernel's records)"
+              if host_cg else "the host cannot see the containers' cgroups (a remote engine?): memory verdicts "
+              "come from the harness's reading inside the container" + (" and the engine's OOM events"
+                                                                         if is_gvisor(in_effect) else "")))
     add(Check("cleanup", leftover == 0, f"{leftover} container(s) left behind" if leftover else "no container left behind",
               "containers are removed after each run; check the engine log"))
     return checks
 
 
-def evaluate_probe(facts: dict, limits: Limits) -> list[Check]:
-    """Turn the probe's facts into checks (a pure function, tested without Docker)."""
+def evaluate_probe(facts: dict, limits: Limits, runtime: str | None = None) -> list[Check]:
+    """Turn the probe's facts into checks (a pure function, tested without Docker).
+
+    Under gVisor (``runtime`` "runsc") the probe sees the Sentry's view: no cgroup files (the
+    memory limit shows as MemTotal), the process limit is RLIMIT_NPROC, and /proc/self/status
+    has no NoNewPrivs line (prctl answers).
+    """
+    gvisor = is_gvisor(runtime)
     out = []
+    if gvisor:
+        log = facts.get("kernel_log") or ""
+        out.append(Check("gVisor", "gVisor" in log, f"kernel {facts.get('kernel')}; log: {log[:60]!r}",
+                         "the container did not run under gVisor: check the runtime's registration"))
     uid_ok = facts.get("uid") not in (0, None) and facts.get("euid") not in (0, None)
     out.append(Check("non-root", uid_ok, f"uid {facts.get('uid')}, euid {facts.get('euid')}",
                      "the image must end with `USER 65534:65534`; the sandbox passes user=65534 too"))
     caps = facts.get("CapEff", "?")
     out.append(Check("capabilities", caps == "0000000000000000" and facts.get("CapPrm") == "0000000000000000",
                      f"effective capabilities {caps}", "containers must be created with cap_drop=ALL"))
-    out.append(Check("no-new-privileges", facts.get("NoNewPrivs") == "1",
-                     f"NoNewPrivs={facts.get('NoNewPrivs')}", "pass security_opt=['no-new-privileges']"))
+    nnp = facts.get("NoNewPrivs") or (str(facts["nnp_prctl"]) if facts.get("nnp_prctl") is not None else None)
+    out.append(Check("no-new-privileges", nnp == "1",
+                     f"NoNewPrivs={nnp}", "pass security_opt=['no-new-privileges']"))
     net_ok = facts.get("network") != "connected" and facts.get("interfaces") in (["lo"], [])
     out.append(Check("network", net_ok,
                      f"connect: {facts.get('network')}; interfaces: {', '.join(facts.get('interfaces') or []) or 'none'}",
@@ -159,13 +205,22 @@ def evaluate_probe(facts: dict, limits: Limits) -> list[Check]:
                      "containers must be created with read_only=True"))
     out.append(Check("scratch", bool(facts.get("scratch_writable")), "scratch tmpfs writable" if facts.get("scratch_writable") else "scratch tmpfs not writable",
                      "the image must create /scratch with mode 1777"))
-    mem = facts.get("memory_limit")
     want = limits.memory_mb << 20
-    out.append(Check("memory cgroup", mem == want and facts.get("memsw_limit") in (want, None),
-                     f"memory limit {mem}, memory+swap {facts.get('memsw_limit')} (want {want})",
-                     "the engine must support memory limits (cgroup memory controller)"))
-    out.append(Check("pids limit", facts.get("pids_limit") == limits.pids,
-                     f"pids.max {facts.get('pids_limit')} (want {limits.pids})", "the engine must support pids limits"))
+    if gvisor:
+        mem = facts.get("memtotal")
+        out.append(Check("memory cgroup", mem == want, f"MemTotal {mem} (want {want}: the container's limit)",
+                         "the engine must support memory limits (cgroup memory controller)"))
+        out.append(Check("pids limit", facts.get("nproc") == limits.pids,
+                         f"RLIMIT_NPROC {facts.get('nproc')} (want {limits.pids})",
+                         "the sandbox passes nproc under gVisor, where the Sentry enforces it per sandbox"))
+    else:
+        mem = facts.get("memory_limit")
+        out.append(Check("memory cgroup", mem == want and facts.get("memsw_limit") in (want, None),
+                         f"memory limit {mem}, memory+swap {facts.get('memsw_limit')} (want {want})",
+                         "the engine must support memory limits (cgroup memory controller)"))
+        out.append(Check("pids limit", facts.get("pids_limit") == limits.pids,
+                         f"pids.max {facts.get('pids_limit')} (want {limits.pids})",
+                         "the engine must support pids limits"))
     ul_ok = (facts.get("nofile") == limits.nofile and facts.get("fsize") == limits.fsize_mb << 20
              and facts.get("core") == 0)
     out.append(Check("ulimits", ul_ok,

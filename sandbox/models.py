@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 StopReason = Literal[
     "cpu_time",  # the per-phase CPU budget ran out (in-container supervisor)
     "wall_time",  # the per-phase wall budget or the host backstop ran out
-    "memory",  # the out-of-memory killer fired in the container
+    "memory",  # the kernel recorded the memory limit reached (or the OOM killer) during the job
     "output",  # the candidate's stdout/stderr, or the channel, exceeded its cap
     "exit",  # the worker process exited before answering every case
     "signal",  # the worker process was killed by a signal (segfault, abort, ...)
@@ -140,6 +140,8 @@ class ContainerInfo(_Frozen):
     channel_bytes: int = 0
     stderr_bytes: int = 0
     stderr_tail: str = ""
+    runtime: str = "default"  # the OCI runtime asked for ("runsc" = gVisor; "default" = the engine's)
+    host_cgroup: bool = False  # the host read the container's memory cgroup (memory verdicts)
 
 
 class ExecResult(_Frozen):

@@ -23,6 +23,7 @@ import docker
 import docker.errors
 from docker.types import LogConfig, Ulimit
 
+from .cgroups import CgroupLocator, HostCgroup, MemorySnapshot, memory_evidence
 from .channel import ChannelAssembler
 from .engine import (
     API_ERRORS,
@@ -38,11 +39,41 @@ from .engine import (
 )
 from .errors import ImageMissing, InfrastructureError
 from .models import ContainerInfo, ExecResult, Job, Limits, StopInfo
+from .runtimes import extra_ulimits, host_pids_limit, normalize_runtime
 
 STDERR_KEEP = 8192
 STDERR_CAP = 1 << 20
 DRAIN_BYTES = 64 << 20
 DRAIN_SECONDS = 10.0
+# a stop that the kernel's memory records turn into a memory verdict (the job ran out of time, was
+# killed, or took the container down while its memory was at the limit); a voluntary exit, an
+# output flood or a protocol violation stays what it is
+POST_MORTEM_EVENTS_S = 1.0
+MEMORY_UPGRADABLE = frozenset({"cpu_time", "wall_time", "signal", "harness"})
+
+
+class _MemoryWatch:
+    """The host's reading of one container's memory cgroup at each sync point."""
+
+    def __init__(self, cgroup: HostCgroup | None) -> None:
+        self.cgroup = cgroup
+        self.base: MemorySnapshot | None = None
+        self.evidence: dict[int, str] = {}  # job index -> why the kernel says memory ran out
+
+    def mark(self, job_index: int | None) -> None:
+        """Read the records; attribute what changed to job_index; start the next job's window."""
+        if self.cgroup is None:
+            return
+        now = self.cgroup.snapshot()
+        if now is None:
+            return
+        if job_index is not None and self.base is not None:
+            why = memory_evidence(self.base, now, self.cgroup.version)
+            if why:
+                self.evidence[job_index] = why
+        if self.cgroup.reset_peak():
+            now = self.cgroup.snapshot() or now
+        self.base = now
 
 
 @dataclass
@@ -148,8 +179,12 @@ class Sandbox:
         self.labels = {LABEL_MANAGED: "1", LABEL_RUN: self.run_id, LABEL_OWNER: self.owner}
         # the daemon answering on DOCKER_HOST; a change means it restarted under a running container
         self.engine_id = engine_identity()
-        # e.g. "runsc" for gVisor, where it is installed and registered with the engine
-        self.runtime = runtime or os.environ.get("PERFGRADE_DOCKER_RUNTIME") or None
+        # "runc" (the engine's default) or "runsc" for gVisor (bin/setup --runsc registers it);
+        # see sandbox.runtimes.require_runtime for the check a caller makes first
+        self.runtime = normalize_runtime(runtime or os.environ.get("PERFGRADE_DOCKER_RUNTIME"))
+        # the host reads each container's memory cgroup where it can see it (a local engine)
+        self.cgroups = CgroupLocator() if self.engine_id is not None else None
+        self.runtime_label = self.runtime or "default"
 
     # -- public API ------------------------------------------------------------------------
     def run(self, job: Job, limits: Limits | None = None) -> ExecResult:
@@ -185,11 +220,12 @@ class Sandbox:
         return [done[j.id] for j in jobs]
 
     @staticmethod
-    def _request(jobs: list[Job], limits: Limits) -> bytes:
+    def _request(jobs: list[Job], limits: Limits, token: str | None = None) -> bytes:
         return json.dumps(
             {
                 "v": 1,
                 "limits": limits.harness_limits(),
+                **({"sync": token} if token else {}),
                 "jobs": [
                     {"job": j.id, "source": j.source, "entry_point": j.entry_point,
                      "cases": [{"id": c.id, "args": c.args} for c in j.cases]}
@@ -197,7 +233,7 @@ class Sandbox:
                 ],
             },
             separators=(",", ":"),
-        ).encode()
+        ).encode() + b"\n"
 
     def sweep(self) -> int:
         """Remove every container of this run. Returns how many were removed."""
@@ -216,17 +252,23 @@ class Sandbox:
             network_mode="none",
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
-            pids_limit=limits.pids,
+            pids_limit=host_pids_limit(self.runtime, limits.pids),
             mem_limit=mem,
             memswap_limit=mem,
             nano_cpus=int(limits.cpus * 1e9),
             read_only=True,
-            tmpfs={"/scratch": f"rw,nosuid,nodev,noexec,size={limits.scratch_mb}m,mode=1777"},
+            tmpfs={
+                "/scratch": f"rw,nosuid,nodev,noexec,size={limits.scratch_mb}m,mode=1777",
+                # gVisor mounts a writable tmpfs at /tmp when the spec has none; a read-only one
+                # keeps /tmp as unwritable as the rest of the root under every runtime
+                "/tmp": "ro,nosuid,nodev,noexec,size=64k",
+            },
             shm_size=f"{max(1, min(limits.scratch_mb, 64))}m",
             ulimits=[
                 Ulimit(name="nofile", soft=limits.nofile, hard=limits.nofile),
                 Ulimit(name="fsize", soft=limits.fsize_mb << 20, hard=limits.fsize_mb << 20),
                 Ulimit(name="core", soft=0, hard=0),
+                *(Ulimit(name=n, soft=v, hard=v) for n, v in extra_ulimits(self.runtime, limits.pids)),
             ],
             init=True,
             ipc_mode="private",
@@ -270,7 +312,8 @@ class Sandbox:
 
     def _execute(self, jobs: list[Job], limits: Limits) -> tuple[list[ExecResult], set[str]]:
         """One container for one request. Returns the results and the ids of the jobs it started."""
-        payload = self._request(jobs, limits)
+        token = uuid.uuid4().hex
+        payload = self._request(jobs, limits, token)
         backstop = limits.backstop_s(max(len(j.cases) for j in jobs), len(jobs))
         # every record is bounded: a value, an error (message + traceback) or a summary
         channel_cap = (64 << 10) + sum(len(j.cases) * (limits.value_bytes + (32 << 10)) + (128 << 10) for j in jobs)
@@ -290,18 +333,20 @@ class Sandbox:
             deadline = t0 + backstop
             try:
                 sock.settimeout(max(1.0, deadline - time.monotonic()))
-                sock.sendall(payload)
-                sock.shutdown(socket.SHUT_WR)
+                sock.sendall(payload)  # stdin stays open: the host answers the sync points on it
             except OSError as exc:
                 raise InfrastructureError(f"writing the request failed: {short_error(exc)}") from exc
             stream = _Stream(sock=sock)
             assembler = ChannelAssembler(jobs)
+            watch = _MemoryWatch(None)
             host_stop: StopInfo | None = None
             try:
                 while not assembler.ended:
                     alive = stream.pump(deadline)
                     for line in stream.lines():
                         assembler.feed_line(line)
+                        if assembler.pending_syncs:
+                            self._answer_syncs(assembler, watch, cid, sock, token)
                     if assembler.protocol_error is not None:
                         break
                     if stream.channel_bytes > channel_cap or len(stream.channel) > channel_cap:
@@ -322,6 +367,9 @@ class Sandbox:
             except OSError as exc:
                 raise InfrastructureError(f"the container stream broke: {short_error(exc)}") from exc
 
+            if host_stop is not None or assembler.protocol_error is not None:
+                # the container is still there: what did the kernel record for the job in progress?
+                watch.mark(assembler.current_index())
             exit_code: int | None = None
             oom = False
             if not assembler.ended and host_stop is None and assembler.protocol_error is None:
@@ -344,12 +392,45 @@ class Sandbox:
                 channel_bytes=stream.channel_bytes,
                 stderr_bytes=stream.stderr_bytes,
                 stderr_tail=bytes(stream.stderr_tail).decode("utf-8", "backslashreplace"),
+                runtime=self.runtime_label,
+                host_cgroup=watch.cgroup is not None,
             )
-            return [r.model_copy(update={"container": info}) for r in results], assembler.started()
+            out = []
+            for i, r in enumerate(results):
+                why = watch.evidence.get(i)
+                if why and r.stop is not None and r.stop.reason in MEMORY_UPGRADABLE:
+                    r = r.model_copy(update={"stop": r.stop.model_copy(update={
+                        "reason": "memory",
+                        "detail": f"{why} (read on the host); it then stopped: {r.stop.reason}: {r.stop.detail}"[:500],
+                    })})
+                out.append(r.model_copy(update={"container": info}))
+            return out, assembler.started()
         finally:
             if sock is not None:
                 _drain_and_close(sock)
             self._remove(cid)
+
+    def _answer_syncs(self, assembler: ChannelAssembler, watch: _MemoryWatch, cid: str,
+                      sock: socket.socket, token: str) -> None:
+        """Read the container's memory records at each sync point, then let the harness go on."""
+        while assembler.pending_syncs:
+            n = assembler.pending_syncs.pop(0)
+            if n == 0:
+                watch.cgroup = self._host_cgroup(cid)
+            watch.mark(n - 1 if n > 0 else None)
+            try:
+                sock.sendall(f"{token}:{n}\n".encode())
+            except OSError:
+                pass  # the harness stops waiting on its own; the stream tells the rest
+
+    def _host_cgroup(self, cid: str) -> HostCgroup | None:
+        if self.cgroups is None or not self.cgroups.available:
+            return None
+
+        def pid() -> int | None:
+            return (self.client.inspect_container(cid).get("State") or {}).get("Pid")
+
+        return self.cgroups.locate(cid, pid)
 
     def _post_mortem(self, cid: str, since: float) -> tuple[int | None, bool]:
         """Exit code and OOM flag of a container whose stream ended early.
@@ -363,21 +444,27 @@ class Sandbox:
             state = self.client.wait(cid, timeout=10)
             code = state.get("StatusCode")
             info = self.client.inspect_container(cid)
-            kills = list(self.client.events(since=int(since) - 1, until=int(time.time()) + 1, decode=True,
-                                            filters={"container": cid, "type": "container", "event": "kill"}))
+            # the engine's "oom" event relays the kernel's OOM notification for the container's
+            # cgroup; under gVisor it can come a moment after the container died (and then the
+            # inspect's OOMKilled stays false), so the query waits a second for late events
+            events = list(self.client.events(
+                since=int(since) - 1, until=f"{time.time() + POST_MORTEM_EVENTS_S:.3f}", decode=True,
+                filters={"container": cid, "type": "container", "event": ["kill", "oom"]}))
         except API_ERRORS as exc:
             raise InfrastructureError(f"the engine lost the container: {short_error(exc)}") from exc
         now_id = engine_identity()
         if self.engine_id is not None and now_id != self.engine_id:
             self.engine_id = now_id
             raise InfrastructureError("the Docker engine restarted while the container ran")
+        kills = [e for e in events if (e.get("Action") or e.get("status")) == "kill"]
+        ooms = [e for e in events if (e.get("Action") or e.get("status")) == "oom"]
         if kills:
             sig = (kills[0].get("Actor") or {}).get("Attributes", {}).get("signal", "?")
             raise InfrastructureError(f"the container was killed through the engine (signal {sig}), not by its code")
         st = info.get("State") or {}
         if st.get("Error"):
             raise InfrastructureError(f"the engine reported an error: {st['Error'][:300]}")
-        return code, bool(st.get("OOMKilled"))
+        return code, bool(st.get("OOMKilled")) or bool(ooms)
 
 
 __all__ = ["Sandbox"]

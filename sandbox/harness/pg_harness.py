@@ -17,13 +17,16 @@ The supervisor makes itself non-dumpable so the worker cannot ptrace it or open 
 descriptors through /proc. Anything the worker sends is a claim about its own answers, which the
 host checks against values that never enter the container.
 
-Request (stdin, one JSON object)::
+Request (stdin, one JSON object, ended by a newline or EOF)::
 
     {"v": 1,
      "limits": {"load_cpu_s", "case_cpu_s", "load_wall_s", "case_wall_s", "output_bytes",
                 "value_bytes", "max_depth", "max_nodes"},
+     "sync": "token",  # optional: sync points with the host (see HostLink)
      "jobs": [{"job": "id", "source": "...", "entry_point": "name",
                "cases": [{"id": "c0", "args": [...]}, ...]}]}
+
+After the request the host keeps stdin open and answers each sync record with ``token:n``.
 
 Records (stdout, one JSON object per line)::
 
@@ -37,6 +40,8 @@ Records (stdout, one JSON object per line)::
      "reason": "cpu_time|wall_time|memory|output|exit|signal|protocol", "exit_code", "signal", "detail"}
     {"t": "job_end", "job": id, "output_bytes", "output_head", "output_tail", "max_rss_kb",
      "cpu_s", "wall_s"}
+    {"t": "sync", "n": jobs_finished}   # before the first job and after each job (with a token)
+    {"t": "retire", "detail": why}       # the container cannot be made clean: the rest run elsewhere
     {"t": "end"}
 """
 
@@ -83,7 +88,14 @@ def _first_existing(paths):
 
 
 class Cgroup:
-    """Reads container-wide CPU usage and the OOM-kill counter (cgroup v1 or v2)."""
+    """Reads container-wide CPU usage and the kernel's memory records (cgroup v1 or v2).
+
+    The memory records are the ones the host reads too (sandbox/cgroups.py): whether usage
+    reached the limit and whether the out-of-memory killer ran. Under gVisor there is no cgroup
+    file inside the sandbox; the host's reading then decides alone.
+    """
+
+    MARGIN = 2 << 20  # as sandbox.cgroups.LIMIT_MARGIN
 
     def __init__(self):
         self.cpu_v1 = _first_existing([
@@ -92,9 +104,8 @@ class Cgroup:
             "/sys/fs/cgroup/cpuacct,cpu/cpuacct.usage",
         ])
         self.cpu_v2 = None if self.cpu_v1 else _first_existing(["/sys/fs/cgroup/cpu.stat"])
-        self.oom_v1 = _first_existing(["/sys/fs/cgroup/memory/memory.oom_control"])
-        self.oom_v2 = None if self.oom_v1 else _first_existing(["/sys/fs/cgroup/memory.events"])
-        self.failcnt_v1 = _first_existing(["/sys/fs/cgroup/memory/memory.failcnt"])
+        self.mem_v1 = "/sys/fs/cgroup/memory" if os.path.exists("/sys/fs/cgroup/memory/memory.oom_control") else None
+        self.mem_v2 = None if self.mem_v1 or not os.path.exists("/sys/fs/cgroup/memory.events") else "/sys/fs/cgroup"
 
     def cpu_seconds(self, pid):
         """Container CPU seconds if the cgroup is visible, else the worker's own."""
@@ -111,31 +122,62 @@ class Cgroup:
             pass
         return _proc_cpu_seconds(pid)
 
-    def oom_kills(self):
-        return self._counter(self.oom_v1 or self.oom_v2, b"oom_kill ")
+    def memory(self):
+        """(oom_kills, ooms, limit_hits, peak, limit) now, or None without a memory cgroup."""
+        if self.mem_v1:
+            d = self.mem_v1
+            oom = _read_keys(d + "/memory.oom_control")
+            fail = (_read_int(d + "/memory.failcnt") or 0) + (_read_int(d + "/memory.memsw.failcnt") or 0)
+            limits = [v for v in (_read_int(d + "/memory.limit_in_bytes"),
+                                  _read_int(d + "/memory.memsw.limit_in_bytes")) if v is not None and v < 1 << 60]
+            return (oom.get("oom_kill", 0), oom.get("under_oom", 0), fail,
+                    _read_int(d + "/memory.max_usage_in_bytes"), min(limits) if limits else None)
+        if self.mem_v2:
+            d = self.mem_v2
+            ev = _read_keys(d + "/memory.events")
+            return (ev.get("oom_kill", 0), ev.get("oom", 0), ev.get("max", 0),
+                    _read_int(d + "/memory.peak"), _read_int(d + "/memory.max"))
+        return None
 
-    def limit_hits(self):
-        """How often memory use reached the limit (cgroup v1 failcnt, v2 memory.events max)."""
-        if self.failcnt_v1:
-            try:
-                with open(self.failcnt_v1, "rb") as f:
-                    return int(f.read())
-            except (OSError, ValueError):
-                return 0
-        return self._counter(self.oom_v2, b"max ")
+    def memory_evidence(self, before, after):
+        """Why the kernel's records say the memory limit was reached in between, or None."""
+        if before is None or after is None:
+            return None
+        kills, ooms, hits, peak, limit = after
+        if kills > before[0]:
+            return "killed by the out-of-memory killer"
+        if (self.mem_v2 and ooms > before[1]) or (self.mem_v1 and ooms):
+            return "the container ran out of memory"
+        if hits > before[2]:
+            return "reached the memory limit"
+        if limit and peak is not None and peak >= limit - self.MARGIN:
+            if before[3] is None or before[3] < limit - self.MARGIN:
+                return "reached the memory limit"
+        return None
 
-    @staticmethod
-    def _counter(path, key):
-        if not path:
-            return 0
-        try:
-            with open(path, "rb") as f:
-                for line in f:
-                    if line.startswith(key):
-                        return int(line.split()[1])
-        except (OSError, ValueError):
-            pass
-        return 0
+
+def _read_int(path):
+    try:
+        with open(path, "rb") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _read_keys(path):
+    out = {}
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2:
+                    try:
+                        out[parts[0].decode()] = int(parts[1])
+                    except ValueError:
+                        pass
+    except OSError:
+        pass
+    return out
 
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -147,6 +189,21 @@ def _proc_cpu_seconds(pid):
             data = f.read()
         fields = data[data.rindex(b")") + 2:].split()
         return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _run_delay(pid):
+    """Seconds the worker waited on a run queue for a CPU (0 where the kernel does not say).
+
+    The wall budget is a backstop for code that sleeps or blocks; time a runnable worker spent
+    waiting for a CPU on a busy machine is not held against it, so a CPU-bound candidate meets
+    its CPU budget first however loaded the host is. Linux has /proc/<pid>/schedstat; gVisor
+    does not (there the wall budget is plain wall-clock time).
+    """
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
     except (OSError, ValueError, IndexError):
         return 0.0
 
@@ -494,12 +551,169 @@ def _wipe_dir(path):
                 pass
 
 
-def _clean_between_jobs():
-    _kill_everything_else()
-    _reap_all()
+IPC_RMID = 0
+IPC_CREAT = 0o1000
+IPC_RANGE_CAP = 4096  # ids to try one by one where objects cannot be listed (gVisor)
+
+
+class IpcCleaner:
+    """Removes the System V IPC objects (shared memory, semaphores, message queues) a job left.
+
+    They outlive the processes that made them, so without this a later sample of a batch could
+    find them. Linux lists them in /proc/sysvipc; gVisor has no such file but hands out ids one
+    after another, so the ids made since the last mark are removed one by one (the supervisor
+    marks the counter by making and removing one object of each kind). When neither works, or a
+    candidate burned through more ids than can be tried quickly, ``sweep`` says so and the
+    harness retires the container: the remaining samples run in a fresh one.
+    """
+
+    KINDS = ("shm", "sem", "msg")
+
+    def __init__(self):
+        try:
+            import ctypes
+
+            self.libc = ctypes.CDLL(None, use_errno=True)
+        except Exception:  # noqa: BLE001
+            self.libc = None
+        self.marks = {}
+        self.sequential = {}
+        if self.libc is not None:
+            for kind in self.KINDS:
+                if self.listed(kind) is not None:
+                    continue
+                a, b = self._probe(kind), self._probe(kind)
+                self.sequential[kind] = a is not None and b == a + 1
+                self.marks[kind] = b
+
+    def _get(self, kind):
+        if kind == "shm":
+            return self.libc.shmget(0, 1, IPC_CREAT | 0o600)
+        if kind == "sem":
+            return self.libc.semget(0, 1, IPC_CREAT | 0o600)
+        return self.libc.msgget(0, IPC_CREAT | 0o600)
+
+    def _rm(self, kind, ident):
+        if kind == "shm":
+            return self.libc.shmctl(ident, IPC_RMID, None)
+        if kind == "sem":
+            return self.libc.semctl(ident, 0, IPC_RMID)
+        return self.libc.msgctl(ident, IPC_RMID, None)
+
+    def _probe(self, kind):
+        """The id the kernel hands out next (the probe object is removed at once), or None."""
+        ident = self._get(kind)
+        if ident < 0:
+            return None
+        self._rm(kind, ident)
+        return ident
+
+    @staticmethod
+    def listed(kind):
+        """Ids of every object of a kind in this IPC namespace, or None where it cannot be listed."""
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            return None
+        ids = []
+        for line in lines:
+            parts = line.split()
+            if len(parts) > 1:
+                try:
+                    ids.append(int(parts[1]))
+                except ValueError:
+                    pass
+        return ids
+
+    def sweep(self):
+        """Remove every object; None when the namespace is provably empty, else why not."""
+        if self.libc is None:
+            return "ctypes is unavailable: System V IPC objects cannot be removed"
+        for kind in self.KINDS:
+            ids = self.listed(kind)
+            if ids is not None:
+                for ident in ids:
+                    self._rm(kind, ident)
+                if self.listed(kind):
+                    return f"System V {kind} objects survived removal"
+                self.marks[kind] = None
+                continue
+            start, end = self.marks.get(kind), self._probe(kind)
+            if not self.sequential.get(kind) or start is None or end is None:
+                return f"System V {kind} objects can be neither listed nor found by id"
+            if end - start - 1 > IPC_RANGE_CAP:
+                return f"{end - start - 1} System V {kind} ids were used: too many to check one by one"
+            for ident in range(start + 1, end):
+                self._rm(kind, ident)
+            self.marks[kind] = end
+        return None
+
+
+def _clean_between_jobs(ipc):
+    """Leave nothing of the previous job (its processes are already dead). None, or why not."""
     _wipe_dir(SCRATCH)
-    if IN_SANDBOX:
-        _wipe_dir("/dev/shm")
+    if not IN_SANDBOX:
+        return None
+    _wipe_dir("/dev/shm")
+    _wipe_dir("/dev/mqueue")  # POSIX message queues outlive their processes too
+    return ipc.sweep() if ipc is not None else None
+
+
+SYNC_WAIT_S = 30.0
+
+
+class HostLink:
+    """Sync points with the host, which reads the container's cgroup while it still exists.
+
+    At each sync point the supervisor writes ``{"t": "sync", "n": n}`` (n = jobs finished so
+    far) and waits until the host answers ``<token>:<n>`` on stdin. The token came with the
+    request, which the supervisor read before any candidate ran, so a candidate that writes to
+    the container's stdin (``/proc/1/fd/0``) cannot forge an answer; lines that are not the
+    expected answer are ignored. Without a token (a local run) there are no sync points.
+    """
+
+    def __init__(self, token, leftover):
+        self.token = token if isinstance(token, str) and token else None
+        self.buf = bytearray(leftover)
+
+    def sync(self, channel, n):
+        if self.token is None:
+            return
+        channel.emit({"t": "sync", "n": n})
+        want = f"{self.token}:{n}".encode()
+        deadline = time.monotonic() + SYNC_WAIT_S
+        while True:
+            while True:
+                nl = self.buf.find(b"\n")
+                if nl < 0:
+                    break
+                line = bytes(self.buf[:nl])
+                del self.buf[: nl + 1]
+                if line == want:
+                    return
+            if len(self.buf) > 4096:  # junk without a newline: keep only what could end a line
+                del self.buf[: len(self.buf) - 256]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.token = None  # the host is gone; the backstop ends the container
+                return
+            try:
+                ready, _, _ = select.select([0], [], [], remaining)
+            except InterruptedError:
+                continue
+            if not ready:
+                continue
+            try:
+                data = os.read(0, 65536)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                self.token = None
+                return
+            self.buf += data
 
 
 class JobRunner:
@@ -548,8 +762,7 @@ class JobRunner:
             case["args_json"] = json.dumps(case.get("args", []))
         res_r, res_w = os.pipe()
         out_r, out_w = os.pipe()
-        oom_before = self.cgroup.oom_kills()
-        hits_before = self.cgroup.limit_hits()
+        mem_before = self.cgroup.memory()
         job_t0 = time.monotonic()
         cpu_job0 = self.cgroup.cpu_seconds(0)
         pid = os.fork()
@@ -574,6 +787,7 @@ class JobRunner:
         index = 0  # next case index
         t0 = time.monotonic()
         cpu0 = self.cgroup.cpu_seconds(pid)
+        delay0 = _run_delay(pid)
         cpu_budget = lim["load_cpu_s"]
         wall_budget = lim["load_wall_s"]
         stop = None  # (reason, detail)
@@ -602,8 +816,11 @@ class JobRunner:
                         kill_worker()
                 elif cpu_used >= cpu_budget:
                     stop = ("cpu_time", f"used {cpu_used:.2f}s of CPU, limit {cpu_budget:g}s")
-                elif now - t0 >= wall_budget:
-                    stop = ("wall_time", f"ran {now - t0:.2f}s of wall time, limit {wall_budget:g}s")
+                elif now - t0 >= wall_budget and (now - t0) - (_run_delay(pid) - delay0) >= wall_budget:
+                    waited = _run_delay(pid) - delay0
+                    stop = ("wall_time", f"ran {now - t0:.2f}s of wall time"
+                            + (f" ({waited:.2f}s of it waiting for a CPU, not counted)" if waited >= 0.01 else "")
+                            + f", limit {wall_budget:g}s")
                 if stop is not None:
                     killed_by_us = True
                     kill_worker()
@@ -680,7 +897,7 @@ class JobRunner:
                         index += 1
                         if index >= len(cases):
                             phase = "done"
-                    t0, cpu0 = now, cpu_now  # the next phase starts now
+                    t0, cpu0, delay0 = now, cpu_now, _run_delay(pid)  # the next phase starts now
                     cpu_budget = lim["case_cpu_s"]
                     wall_budget = lim["case_wall_s"]
             if exited is None:
@@ -707,11 +924,14 @@ class JobRunner:
             except OSError:
                 pass
 
+        # what the kernel recorded decides a memory verdict, never which timer fired first: time
+        # that ran out while the kernel fought for memory at the limit is a memory verdict too
+        mem_why = self.cgroup.memory_evidence(mem_before, self.cgroup.memory())
         if phase != "done" and stop is None:
             if os.WIFSIGNALED(exited):
                 signo = os.WTERMSIG(exited)
-                if self.cgroup.oom_kills() > oom_before:
-                    stop = ("memory", "killed by the out-of-memory killer")
+                if mem_why is not None:
+                    stop = ("memory", mem_why)
                 elif signo == signal.SIGKILL and now_cpu() - cpu0 >= cpu_budget * 0.95:
                     stop = ("cpu_time", "killed at the CPU limit")
                 elif signo == signal.SIGXCPU:
@@ -721,12 +941,8 @@ class JobRunner:
             else:
                 code = os.WEXITSTATUS(exited) if exited is not None else None
                 stop = ("exit", f"process exited with code {code} before finishing")
-        elif stop is not None and stop[0] in ("cpu_time", "wall_time"):
-            # time that ran out while the kernel fought for memory at the limit is a memory verdict
-            if self.cgroup.oom_kills() > oom_before:
-                stop = ("memory", "killed by the out-of-memory killer")
-            elif self.cgroup.limit_hits() > hits_before:
-                stop = ("memory", f"reached the memory limit; then {stop[1]}")
+        elif stop is not None and stop[0] in ("cpu_time", "wall_time") and mem_why is not None:
+            stop = ("memory", f"{mem_why}; then {stop[1]}")
 
         if stop is not None:
             emit({
@@ -754,25 +970,36 @@ def _signame(signo):
         return "?"
 
 
+def _read_request(channel):
+    """The request: one JSON document up to the first newline (or EOF). Returns (doc, rest)."""
+    chunks = []
+    size = 0
+    while True:
+        data = os.read(0, 1 << 20)
+        if not data:
+            return b"".join(chunks), b""
+        nl = data.find(b"\n")
+        if nl >= 0:
+            chunks.append(data[:nl])
+            return b"".join(chunks), data[nl + 1:]
+        size += len(data)
+        if size > MAX_REQUEST_BYTES:
+            return None, b""
+        chunks.append(data)
+
+
 def main():
     _set_dumpable(False)
     chan_fd = os.dup(1)
     # nothing the supervisor prints by accident may land in the channel
     os.dup2(2, 1)
     channel = Channel(chan_fd)
-    chunks = []
-    size = 0
-    while True:
-        data = os.read(0, 1 << 20)
-        if not data:
-            break
-        size += len(data)
-        if size > MAX_REQUEST_BYTES:
-            channel.emit({"t": "fatal", "detail": "request too large"})
-            return 2
-        chunks.append(data)
+    raw, rest = _read_request(channel)
+    if raw is None:
+        channel.emit({"t": "fatal", "detail": "request too large"})
+        return 2
     try:
-        request = json.loads(b"".join(chunks))
+        request = json.loads(raw)
         if request.get("v") != PROTOCOL_VERSION:
             raise ValueError(f"unsupported protocol version {request.get('v')!r}")
         limits = dict(DEFAULT_LIMITS)
@@ -781,6 +1008,7 @@ def main():
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         channel.emit({"t": "fatal", "detail": f"bad request: {exc}"})
         return 2
+    link = HostLink(request.get("sync"), rest)
 
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
@@ -789,11 +1017,20 @@ def main():
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
+    ipc = IpcCleaner() if IN_SANDBOX and len(jobs) > 1 else None
     runner = JobRunner(channel, Cgroup(), limits, wake_r)
+    link.sync(channel, 0)  # the host takes its baseline of the kernel's records
     for n, job in enumerate(jobs):
-        if n:
-            _clean_between_jobs()
         runner.run(job)
+        _kill_everything_else()
+        _reap_all()
+        last = n == len(jobs) - 1
+        problem = None if last else _clean_between_jobs(ipc)
+        link.sync(channel, n + 1)  # the host reads what the kernel recorded during this job
+        if problem is not None:
+            # the container cannot be made clean for the next job: the host runs the rest elsewhere
+            channel.emit({"t": "retire", "detail": problem})
+            return 0
     channel.emit({"t": "end"})
     _kill_everything_else()
     return 0

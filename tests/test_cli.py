@@ -56,8 +56,8 @@ def test_problems_list_json_is_one_array_of_records():
     out = grader("problems", "list", "--json")
     assert out.returncode == 0
     rows = json.loads(out.stdout)
-    assert rows and all(set(r) == {"id", "pack", "family", "difficulty", "title"} for r in rows)
-    assert any(r["id"] == "perf-core/f1-conv-layer-accounting" for r in rows)
+    assert rows and all(set(r) == {"id", "pack", "tier", "family", "difficulty", "title"} for r in rows)
+    assert any(r["id"] == "perf-core/f1-conv-layer-accounting" and r["tier"] == "guided" for r in rows)
 
 
 def test_problems_new_scaffolds_a_pack_that_loads_once_filled(tmp_path):

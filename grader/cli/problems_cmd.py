@@ -1,4 +1,4 @@
-"""``python -m grader problems ...``: list, show, validate, new, schema."""
+"""``python -m grader problems ...``: list, show, export, validate, new, schema."""
 
 from __future__ import annotations
 
@@ -92,7 +92,27 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
                       epilog="example:\n  python -m grader problems show f1-conv-layer-accounting")
     q.add_argument("id", help="problem id (pack/id, or a unique bare id)")
     add_pack(q)
+    q.add_argument("--qa", metavar="ITEM", nargs="?", const="list",
+                   help="print the prompt of a Q&A item instead (e.g. q0, c0.1; with no ITEM, list the items)")
+    q.add_argument("--qa-items", type=int, default=5, metavar="N", help="Q&A items per kind, as in eval (default 5)")
     q.set_defaults(handler=cmd_show)
+
+    q = ps.add_parser("export", help="the prompts of a pack as a training dataset (JSON Lines)",
+                      formatter_class=formatter,
+                      description="Write one JSON line per problem: the prompt a model sees, as chat messages "
+                      "(prompt) and as text (prompt_text), the problem id, pack, family, difficulty and a "
+                      "train/test split from a seeded hash of the problem id. No hidden vector and no expected "
+                      "output of one is written (the visible examples are in the prompt). The rows work as a "
+                      "TRL GRPOTrainer dataset and, converted to Parquet, as a verl dataset; see docs/reward.md.",
+                      epilog="examples:\n  python -m grader problems export perf-core --out perf-core.jsonl\n"
+                      "  python -m grader problems export perf-core --out prompts.jsonl --split-seed 7 --test-share 0.3")
+    q.add_argument("pack", help="the pack to export")
+    q.add_argument("--out", required=True, metavar="FILE.jsonl", help="where to write (- for stdout)")
+    q.add_argument("--split-seed", type=int, default=0, metavar="S", help="seed of the train/test split (default 0)")
+    q.add_argument("--test-share", type=float, default=0.2, metavar="F",
+                   help="share of problems in the test split, 0 to 1 (default 0.2)")
+    add_pack(q)
+    q.set_defaults(handler=cmd_export)
 
     q = ps.add_parser("validate", help="prove a pack is sound (gold passes, variants fail, ...)",
                       formatter_class=formatter,
@@ -132,17 +152,18 @@ def cmd_list(args: argparse.Namespace) -> int:
     cat = _catalog(args)
     problems = cat.problems(args.pack)
     if args.json:
-        dump_json([{"id": p.qualified_id, "pack": p.pack.name, "family": p.family, "difficulty": p.difficulty,
-                    "title": p.title} for p in problems])
+        dump_json([{"id": p.qualified_id, "pack": p.pack.name, "tier": p.tier, "family": p.family,
+                    "difficulty": p.difficulty, "title": p.title} for p in problems])
         return 0
     con = console()
     for name, pack in sorted(cat.packs.items()):
         if args.pack and name != args.pack:
             continue
-        t = table("id", "family", "difficulty", "title",
-                  title=f"{name} {pack.version}: {len(pack.problems)} problems  (hash {pack.content_hash[:12]})")
+        t = table("id", "tier", "family", "difficulty", "title",
+                  title=f"{name} {pack.version} ({pack.tier} tier): {len(pack.problems)} problems  "
+                  f"(hash {pack.content_hash[:12]})")
         for p in pack.problems:
-            t.add_row(p.id, p.family, p.difficulty, p.title)
+            t.add_row(p.id, p.tier, p.family, p.difficulty, p.title)
         con.print(t)
     return 0
 
@@ -155,7 +176,23 @@ def cmd_show(args: argparse.Namespace) -> int:
     vs = vectors.load(problem)
     import sys
 
-    sys.stdout.write(render_prompt(problem, vs.visible))
+    if args.qa is None:
+        sys.stdout.write(render_prompt(problem, vs.visible))
+        return 0
+    from ..packs.qa import qa_items, render_qa_prompt
+
+    if problem.data.qa is None:
+        raise ConfigError(f"{problem.qualified_id} has no [qa] table: it has no Q&A items")
+    if args.qa_items < 1:
+        raise ConfigError("--qa-items must be >= 1")
+    items = {it.id: it for it in qa_items(problem, vs.hidden, args.qa_items)}
+    if args.qa == "list":
+        for it in items.values():
+            sys.stdout.write(f"{it.id}\t{it.kind}\t{it.question or 'what the function returns'}\n")
+        return 0
+    if args.qa not in items:
+        raise ConfigError(f"{problem.qualified_id} has no Q&A item {args.qa!r} (items: {', '.join(items)})")
+    sys.stdout.write(render_qa_prompt(problem, items[args.qa], vs.visible))
     return 0
 
 
@@ -246,4 +283,27 @@ def cmd_schema(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else (default_pack_roots() or [Path("problems")])[-1]
     for path in write_schemas(out):
         console().print(f"wrote {path}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..packs.export import export_rows, to_jsonl
+
+    if not 0.0 <= args.test_share <= 1.0:
+        raise ConfigError(f"--test-share must be between 0 and 1 (got {args.test_share})")
+    problems = _catalog(args).problems(args.pack)
+    rows = list(export_rows(problems, seed=args.split_seed, test_share=args.test_share))
+    text = to_jsonl(rows)
+    if args.out == "-":
+        sys.stdout.write(text)
+        return 0
+    try:
+        Path(args.out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--out {args.out}: {exc.strerror}") from None
+    n_test = sum(r["split"] == "test" for r in rows)
+    console(stderr=True).print(f"wrote {len(rows)} prompts of {args.pack} to {args.out} "
+                               f"({len(rows) - n_test} train, {n_test} test; split seed {args.split_seed})")
     return 0

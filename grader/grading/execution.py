@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sandbox import InfrastructureError, Job, Limits
 from sandbox.engine import connect
@@ -58,6 +59,10 @@ class GradingEngine:
     def sweep(self) -> int:
         """Remove this run's containers (after an interrupt); how many were removed."""
         return 0
+
+    def describe(self) -> dict[str, Any]:
+        """What the run manifest records about where the gradings run."""
+        return {"name": self.name, "slots": self.slots}
 
     def close(self) -> None:
         """Release what the engine holds (connections, a cluster session)."""

@@ -42,6 +42,9 @@ class Verdict(str, Enum):
     NO_CODE = "no_code"
     CRASHED = "crashed"
     INFRA_ERROR = "infra_error"
+    # Q&A mode (no code runs: the answer itself is compared)
+    CORRECT = "correct"
+    NO_ANSWER = "no_answer"
 
     @property
     def counts_against_model(self) -> bool:
@@ -65,7 +68,10 @@ VERDICT_LABELS = {
     Verdict.NO_CODE: "no code",
     Verdict.CRASHED: "crashed",
     Verdict.INFRA_ERROR: "infrastructure error",
+    Verdict.CORRECT: "correct",
+    Verdict.NO_ANSWER: "no answer",
 }
+PASSING = frozenset({Verdict.PASS, Verdict.CORRECT})
 
 
 class _Rec(BaseModel):
@@ -126,7 +132,7 @@ class Grade(_Rec):
 
     @property
     def passed(self) -> bool:
-        return self.verdict is Verdict.PASS
+        return self.verdict in PASSING
 
 
 # ------------------------------------------------------------------------------------------
@@ -161,7 +167,13 @@ def compare(t: TypeSpec, spec: FieldSpec, expected: Any, got: Any, path: str, ou
     k = t.kind
     if k == "float":
         assert spec.rtol is not None and spec.atol is not None
-        e, g = float(expected), float(got)
+        e = float(expected)
+        try:
+            g = float(got)
+        except OverflowError:  # an integer beyond the float range: far from any finite expectation
+            out.append(FieldDiff(path=path, kind="value", expected=expected, got=_clip(got),
+                                 note="integer beyond the range of a float"))
+            return
         if not abs(g - e) <= spec.atol + spec.rtol * abs(e):
             abs_err, rel, ratio = _num_pair(e, g)
             out.append(FieldDiff(path=path, kind="value", expected=expected, got=got,
@@ -205,6 +217,8 @@ def compare(t: TypeSpec, spec: FieldSpec, expected: Any, got: Any, path: str, ou
                 out.append(FieldDiff(path=f"{path}.{key}", kind="missing", expected=_clip(expected[key])))
         for key in got:
             if key not in expected:
+                if len(out) >= MAX_DIFFS_PER_VECTOR:
+                    return
                 out.append(FieldDiff(path=f"{path}.{key}", kind="extra", got=_clip(got[key])))
         for key in expected:
             if key in got:
@@ -229,6 +243,8 @@ def compare_output(outputs: Sequence[FieldSpec], expected: dict[str, Any], got: 
             diffs.append(FieldDiff(path=f.name, kind="missing", expected=_clip(expected[f.name])))
     for key in got:
         if key not in expected:
+            if len(diffs) >= MAX_DIFFS_PER_VECTOR:
+                break  # enough to say why; scanning every extra key would cost host CPU
             diffs.append(FieldDiff(path=key, kind="extra", got=_clip(got[key])))
     for f in outputs:
         if f.name in got:

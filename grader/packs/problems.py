@@ -244,6 +244,42 @@ class GeneratorSpec(_Strict):
         return self
 
 
+class ChoiceSpec(_Strict):
+    """A multiple-choice question derived from a Q&A instance's reference answer.
+
+    ``min`` / ``max``: the option with the smallest / largest value, where the options are the
+    elements of the list parameter ``among`` (values: the list output ``field``, aligned with it),
+    the keys of the map output ``field``, or the scalar outputs listed in ``keys``. ``flag``: the
+    element of ``among`` whose entry in the list[bool] output ``field`` equals ``want`` (exactly
+    one must). Instances where the answer is tied are skipped, so every item has one answer.
+    """
+
+    kind: Literal["min", "max", "flag"]
+    question: str = Field(min_length=10, description="the question, e.g. 'Which mapping moves the fewest DRAM words?'")
+    field: str | None = Field(None, description="the output the answer is read from")
+    keys: list[str] | None = Field(None, min_length=2, description="scalar outputs compared with each other")
+    among: str | None = Field(None, pattern=IDENT, description="list parameter whose elements are the options")
+    valid: str | None = Field(None, description="list[bool] output: only elements marked true are options")
+    want: bool = Field(False, description="flag: the value of the flag that marks the answer")
+
+    @model_validator(mode="after")
+    def _shape(self) -> "ChoiceSpec":
+        if (self.field is None) == (self.keys is None):
+            raise ValueError("give exactly one of field and keys")
+        if self.kind == "flag" and (self.field is None or self.among is None):
+            raise ValueError("a flag question needs field (a list[bool] output) and among (a list parameter)")
+        if self.keys is not None and self.among is not None:
+            raise ValueError("keys compares outputs with each other: among does not apply")
+        return self
+
+
+class QASpec(_Strict):
+    """Q&A mode: one concrete instance per item, drawn from a seed of its own."""
+
+    seed: int = Field(ge=0, description="seed of the Q&A instances (never a code-mode seed)")
+    choices: list[ChoiceSpec] = Field(default_factory=list, description="multiple-choice questions")
+
+
 class DomainRule(_Strict):
     """One rule every input of the problem satisfies (the language: grader/packs/domain.py)."""
 
@@ -291,6 +327,7 @@ class ProblemFile(_Strict):
     domain: list[DomainRule] = Field(
         default_factory=list, description="what every input satisfies: rules over the parameters, stated in "
         "the prompt and checked by the validator on every hidden and visible input")
+    qa: QASpec | None = Field(None, description="Q&A mode: the seed of its instances and its choice questions")
     simulator: str | None = Field(
         None, pattern=r"^[A-Za-z0-9_]+\.py$",
         description="a bundled brute-force simulator (a candidate written from the spec's semantics): the "
@@ -302,6 +339,34 @@ class ProblemFile(_Strict):
     def _unique_outputs(cls, v: list[FieldSpec]) -> list[FieldSpec]:
         _refuse_duplicates([f.name for f in v], "output names")
         return v
+
+    @model_validator(mode="after")
+    def _qa(self) -> "ProblemFile":
+        if self.qa is None:
+            return self
+        g = self.generator
+        if self.qa.seed in {g.hidden_seed, g.visible_seed} | ({g.real.seed} if g.real else set()):
+            raise ValueError("qa.seed must differ from the generator's seeds")
+        outputs = {f.name: f.parsed for f in self.outputs}
+        params = {p.name: p.type for p in self.signature.params}
+        for i, c in enumerate(self.qa.choices):
+            where = f"qa.choices.{i}"
+            for name in ([c.field] if c.field else []) + (c.keys or []) + ([c.valid] if c.valid else []):
+                if name not in outputs:
+                    raise ValueError(f"{where}: {name!r} is not an output")
+            if c.among is not None and params.get(c.among) != "list":
+                raise ValueError(f"{where}: among {c.among!r} is not a list parameter")
+            t = outputs[c.field] if c.field else None
+            if c.kind == "flag" and (t is None or str(t) != "list[bool]"):
+                raise ValueError(f"{where}: a flag question reads a list[bool] output")
+            if c.kind != "flag" and t is not None:
+                if c.among is not None and t.kind != "list":
+                    raise ValueError(f"{where}: with among, field must be a list output aligned with it")
+                if c.among is None and t.kind != "map":
+                    raise ValueError(f"{where}: without among, field must be a map output (its keys are the options)")
+            if c.valid is not None and str(outputs[c.valid]) != "list[bool]":
+                raise ValueError(f"{where}: valid must name a list[bool] output")
+        return self
 
     @field_validator("variants")
     @classmethod

@@ -144,11 +144,14 @@ def _args_key(args: list[Any]) -> str:
     return _canonical(args)
 
 
-def generate(problem: Problem, which: str, exclude: set[str] | None = None) -> tuple[Vector, ...]:
-    """Draw the hidden or visible vectors of a problem (no cache).
+def generate(problem: Problem, which: str, exclude: set[str] | None = None,
+             count: int | None = None) -> tuple[Vector, ...]:
+    """Draw the hidden, real-size, visible or Q&A vectors of a problem (no cache).
 
-    Visible examples are redrawn (from ``[seed, i, attempt]``) when they coincide with a hidden
-    input listed in ``exclude``, so a hidden vector never appears in a prompt.
+    Visible examples and Q&A instances are redrawn (from ``[seed, i, attempt]``) when they
+    coincide with an input listed in ``exclude`` (the hidden ones), so a hidden vector never
+    appears in a prompt. Q&A instances come from ``qa.seed``; when the problem has real-size
+    vectors, every other instance is drawn at real size.
     """
     from reference_models import GENERATORS, REFERENCES
 
@@ -168,18 +171,25 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None) -> t
             return ()
         seed, count, prefix = real.seed, real.count, "r"
         options.update(real.options)
+    elif which == "qa":
+        if spec.qa is None:
+            raise PackError(problem.dir / "problem.toml", "no [qa] seed: the problem has no Q&A instances", "qa")
+        seed, prefix = spec.qa.seed, "q"
+        count = 5 if count is None else count
     else:
         seed, count, prefix = spec.generator.visible_seed, spec.generator.visible_count, "v"
     names = [p.name for p in spec.signature.params]
-    width = len(str(count - 1))
+    real_options = {**options, **spec.generator.real.options} if which == "qa" and spec.generator.real else None
+    width = len(str(count - 1)) if which != "qa" else 1
     out = []
     for i in range(count):
-        vid = f"{prefix}{i:0{width}d}"
+        vid = f"{prefix}{i:0{width}d}" if which != "qa" else f"{prefix}{i}"
+        opts = real_options if real_options is not None and i % 2 == 1 else options
         where = f"{problem.qualified_id} {which} vector {vid}"
         for attempt in range(100):
             rng = np.random.default_rng([seed, i] if attempt == 0 else [seed, i, attempt])
             try:
-                drawn = gen(rng, **options)
+                drawn = gen(rng, **opts)
             except Exception as exc:  # noqa: BLE001 - a broken generator is a pack error
                 raise ReferenceError_(
                     f"{where}: generator {spec.generator.name} raised {type(exc).__name__}: {exc}") from exc

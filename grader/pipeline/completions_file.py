@@ -1,4 +1,9 @@
-"""Completions produced elsewhere: a JSON Lines file of {"problem", "sample", "text"} records."""
+"""Completions produced elsewhere: a JSON Lines file of {"problem", "sample", "text"} records.
+
+Optional keys: ``mode`` (``code``, the default, or ``qa``), ``item`` (the Q&A item id, e.g.
+``q0`` or ``c0.1``; required in Q&A mode) and ``round`` (the revision round, default 0). Any other
+key is kept as metadata of the completion.
+"""
 
 from __future__ import annotations
 
@@ -21,12 +26,15 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def load_completions(path: Path, catalog: Catalog, pack: str | None = None) -> dict[tuple[str, int], FileCompletion]:
+CompletionKey = tuple[str, str, str, int, int]  # (problem, mode, item, sample, round)
+
+
+def load_completions(path: Path, catalog: Catalog, pack: str | None = None) -> dict[CompletionKey, FileCompletion]:
     """Parse the file strictly; one clear error naming the file and line for anything wrong."""
     path = Path(path)
     if not path.is_file():
         raise CompletionsFileError(f"{path}: no such completions file")
-    out: dict[tuple[str, int], FileCompletion] = {}
+    out: dict[CompletionKey, FileCompletion] = {}
     with path.open("rb") as f:
         for n, raw in enumerate(f, 1):
             where = f"{path}:{n}"
@@ -49,6 +57,15 @@ def load_completions(path: Path, catalog: Catalog, pack: str | None = None) -> d
                     raise CompletionsFileError(f"{where}: field {key!r} must be {typ.__name__}")
             if rec["sample"] < 0:
                 raise CompletionsFileError(f"{where}: sample must be >= 0")
+            mode = rec.get("mode", "code")
+            if mode not in ("code", "qa"):
+                raise CompletionsFileError(f"{where}: field 'mode' must be \"code\" or \"qa\"")
+            item = rec.get("item", "")
+            if not isinstance(item, str) or (mode == "qa" and not item) or (mode == "code" and item):
+                raise CompletionsFileError(f"{where}: field 'item' names the Q&A item (mode qa only)")
+            rnd = rec.get("round", 0)
+            if not isinstance(rnd, int) or isinstance(rnd, bool) or rnd < 0:
+                raise CompletionsFileError(f"{where}: field 'round' must be an integer >= 0")
             ident = rec["problem"]
             if pack and "/" not in ident:
                 ident = f"{pack}/{ident}"
@@ -56,10 +73,11 @@ def load_completions(path: Path, catalog: Catalog, pack: str | None = None) -> d
                 problem = catalog.find(ident)
             except ProblemNotFound as exc:
                 raise CompletionsFileError(f"{where}: {exc}") from None
-            key = (problem.qualified_id, rec["sample"])
+            key = (problem.qualified_id, mode, item, rec["sample"], rnd)
             if key in out:
-                raise CompletionsFileError(f"{where}: a second completion for {key[0]} sample {key[1]}")
-            meta = {k: v for k, v in rec.items() if k not in ("problem", "sample", "text")}
+                what = f"{key[0]}{' item ' + item if item else ''} sample {key[3]}" + (f" round {rnd}" if rnd else "")
+                raise CompletionsFileError(f"{where}: a second completion for {what}")
+            meta = {k: v for k, v in rec.items() if k not in ("problem", "sample", "text", "mode", "item", "round")}
             out[key] = FileCompletion(text=rec["text"], meta=meta)
     if not out:
         raise CompletionsFileError(f"{path}: no completions in the file")

@@ -151,11 +151,13 @@ class ModelClient:
         )
 
     # -- cache -----------------------------------------------------------------------------
-    def cache_key(self, prompt: str, sample: int) -> str:
+    def cache_key(self, prompt: str | list[dict[str, str]], sample: int) -> str:
+        """Content key of one request: a single prompt, or a whole conversation (its every turn)."""
         p = self.params
+        text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, ensure_ascii=False)
         key = {
             "v": CACHE_FORMAT, "model": p.model, "endpoint": self.base_url,
-            "prompt": hashlib.sha256(prompt.encode()).hexdigest(),
+            "prompt": hashlib.sha256(text.encode()).hexdigest(),
             "system": hashlib.sha256((p.system_prompt or "").encode()).hexdigest(),
             "temperature": p.temperature, "top_p": p.top_p, "max_tokens": p.max_tokens,
             "seed": p.sample_seed(sample), "sample": sample,
@@ -198,7 +200,9 @@ class ModelClient:
         # capped exponential backoff with full jitter
         return wait_random_exponential(multiplier=self.backoff_initial_s, max=self.backoff_max_s)(state)
 
-    def complete(self, prompt: str, sample: int) -> Completion:
+    def complete(self, prompt: str | list[dict[str, str]], sample: int) -> Completion:
+        """One completion for a prompt (the first user turn) or a conversation (user and assistant
+        turns, the last one a user turn). The system prompt, if any, goes first."""
         key = self.cache_key(prompt, sample)
         hit = self._cache_get(key)
         if hit is not None:
@@ -253,12 +257,15 @@ class ModelClient:
         self._cache_put(key, c)
         return c
 
-    def _call(self, prompt: str, sample: int) -> Any:
+    def _call(self, prompt: str | list[dict[str, str]], sample: int) -> Any:
         p = self.params
         messages = []
         if p.system_prompt:
             messages.append({"role": "system", "content": p.system_prompt})
-        messages.append({"role": "user", "content": prompt})
+        if isinstance(prompt, str):
+            messages.append({"role": "user", "content": prompt})
+        else:
+            messages.extend({"role": m["role"], "content": m["content"]} for m in prompt)
         kwargs: dict[str, Any] = {"model": p.model, "messages": messages, "temperature": p.temperature,
                                   "top_p": p.top_p, "max_tokens": p.max_tokens}
         seed = p.sample_seed(sample)

@@ -23,22 +23,30 @@ def verdict_label(v: str) -> str:
         return v
 
 
-def render_summary(s: dict[str, Any], *, per_problem: bool = True) -> None:
-    con = console()
+def render_summary(s: dict[str, Any], *, per_problem: bool = True, con: Any = None) -> None:
+    con = con or console()
     run = s["run"]
+    modes = s.get("modes") or ["code"]
     h = s["headline"]
     r = s["runs"]
     if run.get("notice"):
         con.print(f"[bold yellow]NOTE:[/bold yellow] {run['notice']}")
     packs = ", ".join(f"{k} {v.get('version')} ({str(v.get('hash'))[:12]})" for k, v in run["pack"].items())
-    con.print(f"[bold]run[/bold] {run['id']}  model [bold]{run['model']}[/bold] ({run['source']})  pack {packs}")
+    con.print(f"[bold]run[/bold] {run['id']}  model [bold]{run['model']}[/bold] ({run['source']})  pack {packs}"
+              + (f"  modes {', '.join(modes)}" if modes != ["code"] else "")
+              + (f"  rounds {run['rounds']} (feedback: {run.get('feedback')})" if run.get("rounds", 1) > 1 else ""))
+    if "code" not in modes:
+        _render_qa(con, s, per_problem)
+        _render_revision(con, s)
+        return
     con.print(f"{run['problems']} problems x {run['samples_per_problem']} samples; "
               f"{s['samples']['counted']} graded samples counted"
               + (f", {s['samples']['infra_excluded']} excluded (infrastructure errors)" if s['samples']['infra_excluded'] else "")
               + (f", {run['ungraded']} not graded yet (resume the run)" if run.get("ungraded") else "")
               + (f", {run['generation_failures']} completion request(s) failed" if run.get("generation_failures") else ""))
 
-    t = table("metric", "value", "95% CI", "notes", title="headline", right=("value",))
+    t = table("metric", "value", "95% CI", "notes", title="headline (code mode)" if "qa" in modes else "headline",
+              right=("value",))
     t.add_row("pass@1", pct(h["pass@1"]), ci_text(h["pass@1_ci95"]), "mean over problems; CI by bootstrap over problems")
     t.add_row("run-to-run mean", pct(r["mean"]), ci_text(r["ci95"]),
               f"{len(r['runs'])} runs; CI by bootstrap over runs")
@@ -60,7 +68,9 @@ def render_summary(s: dict[str, Any], *, per_problem: bool = True) -> None:
         v.add_row(verdict_label(name), str(n), pct(n / total))
     con.print(v)
 
-    for key, title in (("by_difficulty", "by difficulty"), ("by_family", "by family")):
+    for key, title in (("by_tier", "by tier"), ("by_difficulty", "by difficulty"), ("by_family", "by family")):
+        if key == "by_tier" and len(s.get(key) or {}) < 2:
+            continue
         g = table(title.split()[-1], "problems", "pass@1", "run std", "run range", title=title,
                   right=("problems", "pass@1", "run std"))
         for name, row in s[key].items():
@@ -80,3 +90,79 @@ def render_summary(s: dict[str, Any], *, per_problem: bool = True) -> None:
                       pct(row["pass@1"]), *[pct(row["pass@k"].get(k)) for k in ks],
                       f"{verdict_label(top)} ({fails[top]})" if fails else "-")
         con.print(p)
+
+    if "qa" in modes:
+        _render_qa(con, s, per_problem)
+    if s.get("gap"):
+        _render_gap(con, s["gap"], per_problem)
+    _render_revision(con, s)
+
+
+def _render_qa(con: Any, s: dict[str, Any], per_problem: bool) -> None:
+    q = s["qa"]
+    h, r = q["headline"], q["runs"]
+    t = table("metric", "value", "95% CI", "notes", title="headline (Q&A mode)", right=("value",))
+    t.add_row("Q&A accuracy", pct(h["accuracy"]), ci_text(h["accuracy_ci95"]),
+              "items fully correct; mean over problems; CI by bootstrap over problems")
+    t.add_row("run-to-run mean", pct(r["mean"]), ci_text(r["ci95"]), f"{len(r['runs'])} runs; CI by bootstrap over runs")
+    t.add_row("run-to-run std", pct(r["std"], 2), "-", f"min {pct(r['min'])}, max {pct(r['max'])}")
+    for kind, row in q["by_kind"].items():
+        t.add_row(f"{kind} items", pct(row["accuracy"]), "-", f"{row['items']} answers")
+    con.print(t)
+    v = table("verdict", "answers", "share", title="Q&A verdicts", right=("answers", "share"))
+    total = sum(q["verdicts"].values()) or 1
+    for name, n in q["verdicts"].items():
+        v.add_row(verdict_label(name), str(n), pct(n / total))
+    con.print(v)
+    for key, title in (("by_tier", "Q&A by tier"), ("by_family", "Q&A by family")):
+        if key == "by_tier" and len(q.get(key) or {}) < 2:
+            continue
+        g = table(title.split()[-1], "problems", "accuracy", "run std", title=title, right=("problems", "accuracy", "run std"))
+        for name, row in q[key].items():
+            g.add_row(name, str(row["problems"]), pct(row["pass@1"]), pct(row["spread"]["std"], 2))
+        con.print(g)
+    if per_problem:
+        p = table("problem", "family", "n", "accuracy", "weakest field", title="Q&A per problem", right=("n", "accuracy"))
+        for row in q["problems"]:
+            fields = row.get("fields") or {}
+            weak = min(fields, key=fields.get) if fields else None
+            p.add_row(row["problem"].split("/", 1)[-1], row["family"], str(row["n"]), pct(row["accuracy"]),
+                      f"{weak} ({pct(fields[weak])})" if weak else "-")
+        con.print(p)
+
+
+def _render_gap(con: Any, gap: dict[str, Any], per_problem: bool) -> None:
+    ci = gap["gap_ci95"]
+    diff = "-" if gap["gap"] is None else f"{100 * gap['gap']:+.1f} points"
+    con.print(f"[bold]reasoning vs code[/bold]: Q&A accuracy {pct(gap['qa_accuracy'])} - code pass@1 "
+              f"{pct(gap['code_pass@1'])} = {diff}"
+              + (f" (95% paired bootstrap CI over {gap['problems']} problems [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}])"
+                 if ci else "")
+              + f"; Q&A better on {len(gap['qa_wins'])}, code better on {len(gap['code_wins'])}, "
+              f"tied on {len(gap['ties'])}")
+    if per_problem and gap["rows"]:
+        t = table("problem", "Q&A", "code", "gap", title="reasoning vs code per problem", right=("Q&A", "code", "gap"))
+        for row in sorted(gap["rows"], key=lambda r: -r["gap"]):
+            t.add_row(row["problem"].split("/", 1)[-1], pct(row["qa"]), pct(row["code"]), f"{100 * row['gap']:+.1f}")
+        con.print(t)
+
+
+def _render_revision(con: Any, s: dict[str, Any]) -> None:
+    for mode, rev in (s.get("revision") or {}).items():
+        if not rev:
+            continue
+        metric = "pass@1" if mode == "code" else "accuracy"
+        t = table("round", metric, "95% CI", "change", "change CI", "fixed", "broken", "stayed pass", "stayed fail",
+                  "run std", title=f"self-revision ({mode} mode, feedback: {s['run'].get('feedback')})",
+                  right=(metric, "change", "fixed", "broken", "stayed pass", "stayed fail", "run std"))
+        for row in rev["rounds"]:
+            tr = row["transitions"]
+            cci = row["change_ci95"]
+            t.add_row(str(row["round"]), pct(row["rate"]), ci_text(row["rate_ci95"]),
+                      "-" if row["round"] == 0 else f"{100 * row['change']:+.1f}" if row["change"] is not None else "-",
+                      f"[{100 * cci[0]:+.1f}, {100 * cci[1]:+.1f}]" if cci else "-",
+                      *(str(tr.get(k, "-")) if tr else "-" for k in ("fixed", "broken", "stayed passing", "stayed failing")),
+                      pct(row["runs"]["std"], 2))
+        con.print(t)
+        if rev.get("overall"):
+            con.print(f"revision {rev['overall']} ({mode} mode: {metric} after the last round vs round 0)")

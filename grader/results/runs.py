@@ -6,7 +6,14 @@
     runs/<run-id>/journal.jsonl   one JSON record per line: completions, grades, events
     runs/<run-id>/.lock           held (flock) while a process works on the run
 
-Every statistic is derived from these two files; nothing else is stored. A record is written
+Every statistic is derived from these two files; nothing else is stored. A sample is identified
+by (problem, mode, item, sample): ``mode`` is ``code`` (the model writes the function; ``item`` is
+empty) or ``qa`` (the model answers one instance, ``item``, directly). A sample has one or more
+revision ``round``s, each with one completion and, per ``regrade``, one grade; a ``feedback``
+record holds what the model was told between two rounds. Records written before Q&A and rounds
+existed (format 1) carry the regrade index in ``round``; :func:`record_key` reads both.
+
+A record is written
 with a single ``write`` of one line followed by ``fsync``, so a process killed at any moment
 leaves at most one torn last line, which the reader drops (and the writer truncates before
 appending again). A sample's grade is final once its record is in the journal: a resumed run
@@ -36,7 +43,26 @@ from ..errors import RunDirError
 MANIFEST = "manifest.json"
 JOURNAL = "journal.jsonl"
 LOCK = ".lock"
-RUN_FORMAT = 1
+RUN_FORMAT = 2
+
+SampleKey = tuple[str, str, str, int]  # (problem, mode, item, sample)
+
+
+def sample_key(rec: dict[str, Any]) -> SampleKey:
+    return (rec["problem"], rec.get("mode", "code"), rec.get("item", ""), rec["sample"])
+
+
+def record_key(rec: dict[str, Any]) -> tuple:
+    """The identity of a completion, feedback or grade record.
+
+    completion / feedback: (problem, mode, item, sample, round); grade: the same plus regrade.
+    """
+    sk = sample_key(rec)
+    if rec.get("type") == "grade":
+        if "regrade" in rec:
+            return sk + (rec.get("round", 0), rec["regrade"])
+        return sk + (0, rec.get("round", 0))  # format 1: round was the regrade index
+    return sk + (rec.get("round", 0),)
 
 
 class ProblemEntry(BaseModel):
@@ -48,6 +74,8 @@ class ProblemEntry(BaseModel):
     content_hash: str
     vectors_digest: str
     n_hidden: int
+    tier: str = "guided"
+    qa_items: list[str] = Field(default_factory=list)  # ids of the Q&A items asked (mode qa)
 
 
 class RunManifest(BaseModel):
@@ -75,6 +103,12 @@ class RunManifest(BaseModel):
     exec_mode: str = "per-sample"
     host: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    # where the gradings ran: {name: local|ray, slots, ...; for ray the address and nodes}; {} in older runs
+    engine: dict[str, Any] = Field(default_factory=dict)
+    modes: list[str] = Field(default_factory=lambda: ["code"])  # code, qa or both
+    rounds: int = 1  # revision rounds per sample
+    feedback: str = "none"  # between rounds: none | examples
+    revise_all: bool = False  # revise passing samples too
 
 
 def git_commit() -> str | None:
@@ -204,9 +238,10 @@ class Journal:
 class RunState:
     """What the journal says is done (keys only: the records themselves stay on disk)."""
 
-    completions: set[tuple[str, int]] = field(default_factory=set)
-    final_grades: set[tuple[str, int, int]] = field(default_factory=set)  # (problem, sample, round)
-    infra_grades: set[tuple[str, int, int]] = field(default_factory=set)
+    completions: set[tuple] = field(default_factory=set)  # record_key of completions
+    feedback: set[tuple] = field(default_factory=set)  # record_key of feedback records
+    final_grades: set[tuple] = field(default_factory=set)  # record_key of grades
+    infra_grades: set[tuple] = field(default_factory=set)
     duplicates: int = 0
 
 
@@ -268,9 +303,9 @@ class RunDir:
             self._lock_fd = None
 
     # -- state -----------------------------------------------------------------------------
-    def final_grades(self) -> tuple[dict[tuple[str, int, int], dict[str, Any]], int]:
-        """The grade record that counts for each (problem, sample, round), and how many real
-        verdicts were written more than once (zero in a healthy run).
+    def final_grades(self) -> tuple[dict[tuple, dict[str, Any]], int]:
+        """The grade record that counts for each grade key (see :func:`record_key`), and how many
+        real verdicts were written more than once (zero in a healthy run).
 
         A later attempt supersedes an infrastructure error; a real verdict is never replaced.
         """
@@ -279,7 +314,7 @@ class RunDir:
         for rec in self.journal.records():
             if rec.get("type") != "grade":
                 continue
-            key = (rec["problem"], rec["sample"], rec.get("round", 0))
+            key = record_key(rec)
             prev = final.get(key)
             if prev is None or _is_infra(prev):
                 final[key] = rec
@@ -291,7 +326,9 @@ class RunDir:
         st = RunState()
         for rec in self.journal.records():
             if rec.get("type") == "completion":
-                st.completions.add((rec["problem"], rec["sample"]))
+                st.completions.add(record_key(rec))
+            elif rec.get("type") == "feedback":
+                st.feedback.add(record_key(rec))
         final, st.duplicates = self.final_grades()
         for key, rec in final.items():
             (st.infra_grades if _is_infra(rec) else st.final_grades).add(key)

@@ -73,6 +73,10 @@ class Outcome:
     family: str = ""
     difficulty: str = ""
     counted: bool = True  # False for a persistent infrastructure error
+    tier: str = ""
+    mode: str = "code"
+    item: str = ""  # the Q&A item
+    fields: tuple[tuple[str, bool], ...] = ()  # Q&A: (output field, answered correctly)
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,7 @@ class ProblemStats:
     problem: str
     family: str
     difficulty: str
+    tier: str
     n: int
     correct: int
     infra: int
@@ -121,7 +126,8 @@ class ProblemStats:
         return self.correct / self.n if self.n else None
 
     def to_json(self) -> dict:
-        return {"problem": self.problem, "family": self.family, "difficulty": self.difficulty, "n": self.n,
+        return {"problem": self.problem, "family": self.family, "difficulty": self.difficulty, "tier": self.tier,
+                "n": self.n,
                 "correct": self.correct, "infra": self.infra, "pass@1": self.pass1,
                 "pass@k": {str(k): v for k, v in self.pass_at.items()},
                 "pass^k": {str(k): v for k, v in self.pass_hat.items()}, "verdicts": self.verdicts}
@@ -142,6 +148,7 @@ def problem_stats(outcomes: Iterable[Outcome]) -> list[ProblemStats]:
             problem=pid,
             family=os_[0].family,
             difficulty=os_[0].difficulty,
+            tier=os_[0].tier,
             n=n,
             correct=c,
             infra=len(os_) - n,
@@ -229,6 +236,120 @@ def summarize(outcomes: Sequence[Outcome], ks: Sequence[int],
         "verdicts": dict(sorted(verdicts.items(), key=lambda kv: -kv[1])),
         "by_family": grouped(outcomes, pstats, "family"),
         "by_difficulty": grouped(outcomes, pstats, "difficulty"),
+        "by_tier": grouped(outcomes, pstats, "tier"),
         "problems": [p.to_json() for p in pstats],
         "flakiness": flakiness(rounds or {}),
     }
+
+
+# ------------------------------------------------------------------------------------------
+# Q&A mode, the reasoning-vs-code gap and self-revision
+# ------------------------------------------------------------------------------------------
+
+def paired_bootstrap_ci(diffs: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
+                        seed: int = BOOTSTRAP_SEED) -> tuple[float, float] | None:
+    """95% CI of the mean of paired differences, resampling the pairs (problems)."""
+    return bootstrap_ci(diffs, resamples=resamples, seed=seed)
+
+
+def summarize_qa(outcomes: Sequence[Outcome]) -> dict:
+    """Q&A accuracy: per problem (items fully correct, over items and samples) and per field,
+    the headline with its CI over problems, the run-to-run spread, by kind, family, difficulty and tier."""
+    outcomes = list(outcomes)
+    pstats = problem_stats(outcomes)
+    per_field: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    by_kind: dict[str, list[bool]] = defaultdict(list)
+    for o in outcomes:
+        if not o.counted:
+            continue
+        choice = o.item.startswith("c")
+        by_kind["choice" if choice else "value"].append(o.passed)
+        for name, ok in () if choice else o.fields:
+            cell = per_field[o.problem][name]
+            cell[0] += ok
+            cell[1] += 1
+    problems = []
+    for p in pstats:
+        row = p.to_json()
+        row.pop("pass@k"), row.pop("pass^k")
+        row["accuracy"] = row.pop("pass@1")
+        row["fields"] = {name: c / n for name, (c, n) in per_field.get(p.problem, {}).items() if n}
+        problems.append(row)
+    h = headline(pstats, [])
+    return {
+        "headline": {"problems": h["problems"], "accuracy": h["pass@1"], "accuracy_ci95": h["pass@1_ci95"]},
+        "runs": spread(run_rates(outcomes)).to_json(),
+        "samples": {"graded": len(outcomes), "counted": sum(o.counted for o in outcomes),
+                    "infra_excluded": sum(not o.counted for o in outcomes)},
+        "verdicts": dict(sorted(Counter(o.verdict for o in outcomes).items(), key=lambda kv: -kv[1])),
+        "by_kind": {k: {"items": len(v), "accuracy": sum(v) / len(v)} for k, v in sorted(by_kind.items()) if v},
+        "by_family": grouped(outcomes, pstats, "family"),
+        "by_difficulty": grouped(outcomes, pstats, "difficulty"),
+        "by_tier": grouped(outcomes, pstats, "tier"),
+        "problems": problems,
+    }
+
+
+def mode_gap(code_problems: Sequence[dict], qa_problems: Sequence[dict]) -> dict:
+    """Q&A accuracy minus code pass@1, per problem and overall (paired bootstrap CI over problems)."""
+    code = {p["problem"]: p["pass@1"] for p in code_problems if p.get("pass@1") is not None}
+    qa = {p["problem"]: p["accuracy"] for p in qa_problems if p.get("accuracy") is not None}
+    shared = sorted(set(code) & set(qa), key=natural_key)
+    rows = [{"problem": pid, "qa": qa[pid], "code": code[pid], "gap": qa[pid] - code[pid]} for pid in shared]
+    diffs = [r["gap"] for r in rows]
+    ci = paired_bootstrap_ci(diffs)
+    return {
+        "problems": len(rows),
+        "qa_accuracy": float(np.mean([r["qa"] for r in rows])) if rows else None,
+        "code_pass@1": float(np.mean([r["code"] for r in rows])) if rows else None,
+        "gap": float(np.mean(diffs)) if diffs else None,
+        "gap_ci95": list(ci) if ci else None,
+        "qa_wins": [r["problem"] for r in rows if r["gap"] > 0],
+        "code_wins": [r["problem"] for r in rows if r["gap"] < 0],
+        "ties": [r["problem"] for r in rows if r["gap"] == 0],
+        "rows": rows,
+    }
+
+
+def revision_stats(after: dict[int, Sequence[Outcome]]) -> dict:
+    """Per round r: the pass rate after round r (CI over problems, run-to-run spread), its change
+    from round 0 (paired bootstrap CI over problems), the transitions from round r-1 to r, and the
+    same by family and tier. ``after[r]`` holds every sample's state after round r."""
+    rounds = sorted(after)
+    if not rounds:
+        return {}
+    base = {(o.problem, o.mode, o.item, o.sample): o for o in after[rounds[0]] if o.counted}
+    base_rate = {p.problem: p.pass1 for p in problem_stats(base.values())}
+    prev = base
+    out_rounds = []
+    for r in rounds:
+        cur = {(o.problem, o.mode, o.item, o.sample): o for o in after[r] if o.counted}
+        pst = problem_stats(cur.values())
+        h = headline(pst, [])
+        diffs = [p.pass1 - base_rate[p.problem] for p in pst if p.pass1 is not None and base_rate.get(p.problem) is not None]
+        ci = paired_bootstrap_ci(diffs)
+        shared = set(cur) & set(prev)
+        trans = Counter()
+        for k in shared:
+            a, b = prev[k].passed, cur[k].passed
+            trans["stayed passing" if a and b else "fixed" if b else "broken" if a else "stayed failing"] += 1
+        change = float(np.mean(diffs)) if diffs else None
+        verdict = "no change"
+        if ci is not None and change is not None:
+            verdict = "helped" if ci[0] > 0 else "hurt" if ci[1] < 0 else "neither helped nor hurt (the CI includes 0)"
+        elif change:
+            verdict = "helped" if change > 0 else "hurt"
+        out_rounds.append({
+            "round": r, "rate": h["pass@1"], "rate_ci95": h["pass@1_ci95"],
+            "change": change if r != rounds[0] else 0.0, "change_ci95": (list(ci) if ci else None) if r != rounds[0] else None,
+            "verdict": verdict if r != rounds[0] else "",
+            "transitions": {k: trans.get(k, 0) for k in ("fixed", "broken", "stayed passing", "stayed failing")}
+            if r != rounds[0] else {},
+            "runs": spread(run_rates(cur.values())).to_json(),
+            "by_family": {g: v["pass@1"] for g, v in grouped(list(cur.values()), pst, "family").items()},
+            "by_tier": {g: v["pass@1"] for g, v in grouped(list(cur.values()), pst, "tier").items()},
+        })
+        prev = cur
+    last = out_rounds[-1]
+    return {"rounds": out_rounds, "overall": last["verdict"] if len(out_rounds) > 1 else "",
+            "final_change": last["change"], "final_change_ci95": last["change_ci95"]}

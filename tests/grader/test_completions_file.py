@@ -38,5 +38,5 @@ def test_good_file_and_bare_ids(tmp_path, tiny_catalog):
     rows = [GOOD, {"problem": "weak-variant", "sample": 3, "text": "hi", "model": "m"}]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = load_completions(path, tiny_catalog)
-    assert set(out) == {("tiny-pack/sound", 0), ("tiny-pack/weak-variant", 3)}
-    assert out[("tiny-pack/weak-variant", 3)].meta == {"model": "m"}
+    assert set(out) == {("tiny-pack/sound", "code", "", 0, 0), ("tiny-pack/weak-variant", "code", "", 3, 0)}
+    assert out[("tiny-pack/weak-variant", "code", "", 3, 0)].meta == {"model": "m"}

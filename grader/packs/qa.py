@@ -1,0 +1,179 @@
+"""Q&A items: concrete instances of a problem whose numbers the model answers directly.
+
+Every problem with a ``[qa]`` table yields items without per-problem code:
+
+* **value items** (``q0``, ``q1``, ...): one instance drawn from the problem's own Q&A seed (never
+  a code-mode hidden input: an instance that coincides with one is redrawn), with the question of
+  what the function would return for it. The expected answer is the reference's output.
+* **choice items** (``c<j>.<i>``): for each declared ``[[qa.choices]]`` question, instances whose
+  reference answer singles out one option (which candidate mapping moves the fewest words, which
+  tensor dominates, which candidate is invalid). Tied instances are skipped. At most four options
+  are shown, labelled A to D; the distractors and their order are drawn from the item's seed and
+  the correct option's position cycles through A, B, C, D over the items, so no letter is favoured.
+
+Items are deterministic in (problem content, count). The prompt shows the spec, the pack's
+preamble and the visible examples, exactly as in code mode, then the instance and the answer format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .problems import ChoiceSpec, FieldSpec, Problem
+from .vectors import Vector, generate, hidden_inputs
+
+QA_PROMPT_VERSION = 1
+LETTERS = "ABCD"
+MAX_OPTIONS = len(LETTERS)
+ANSWER_FIELD = FieldSpec(name="answer", type="enum", choices=list(LETTERS), description="the letter of the option")
+
+
+@dataclass(frozen=True)
+class QAItem:
+    id: str
+    kind: str  # "value" or "choice"
+    args: list[Any]
+    expected: dict[str, Any]
+    fields: tuple[FieldSpec, ...]
+    question: str = ""
+    options: tuple[str, ...] = ()  # choice items: option texts, in displayed order (A, B, ...)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "question": self.question, "options": list(self.options)}
+
+
+def _rng(*parts: object) -> random.Random:
+    digest = hashlib.sha256("\0".join(str(p) for p in parts).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def _kwargs(problem: Problem, v: Vector) -> dict[str, Any]:
+    return {p.name: a for p, a in zip(problem.data.signature.params, v.args)}
+
+
+def _candidates(problem: Problem, c: ChoiceSpec, v: Vector) -> list[tuple[str, Any]] | None:
+    """(option text, value) for every eligible option of one instance, or None if not applicable."""
+    exp = v.expected
+    if c.keys is not None:
+        return [(f"`{k}`", exp[k]) for k in c.keys]
+    assert c.field is not None
+    values = exp[c.field]
+    if c.among is None:  # the keys of a map output
+        return [(f"`{k}`", x) for k, x in values.items()]
+    among = _kwargs(problem, v)[c.among]
+    if not isinstance(among, list) or not isinstance(values, list) or len(among) != len(values):
+        return None
+    keep = exp[c.valid] if c.valid else [True] * len(among)
+    return [(f"{c.among}[{i}] = {json.dumps(a, separators=(', ', ': '))}", x)
+            for i, (a, x, ok) in enumerate(zip(among, values, keep)) if ok]
+
+
+def _answer(c: ChoiceSpec, cands: list[tuple[str, Any]]) -> int | None:
+    """Index of the single option the question singles out, or None when tied / none."""
+    if c.kind == "flag":
+        hits = [i for i, (_, x) in enumerate(cands) if x is c.want]
+        return hits[0] if len(hits) == 1 and len(cands) >= 2 else None
+    if len(cands) < 2 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for _, x in cands):
+        return None
+    best = min(x for _, x in cands) if c.kind == "min" else max(x for _, x in cands)
+    hits = [i for i, (_, x) in enumerate(cands) if x == best]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector) -> QAItem | None:
+    cands = _candidates(problem, c, v)
+    if not cands:
+        return None
+    ans = _answer(c, cands)
+    if ans is None:
+        return None
+    r = _rng("qa-choice", problem.content_hash, j, i)
+    others = [k for k in range(len(cands)) if k != ans]
+    r.shuffle(others)
+    shown = others[: MAX_OPTIONS - 1]
+    n = len(shown) + 1
+    pos = i % n  # the correct option's position cycles over the items
+    order = shown[:pos] + [ans] + shown[pos:]
+    return QAItem(id=f"c{j}.{i}", kind="choice", args=v.args, expected={"answer": LETTERS[pos]},
+                  fields=(ANSWER_FIELD.model_copy(update={"choices": list(LETTERS[:n])}),),
+                  question=c.question, options=tuple(cands[k][0] for k in order))
+
+
+def qa_items(problem: Problem, hidden: Sequence[Vector], count: int = 5) -> tuple[QAItem, ...]:
+    """The Q&A items of a problem: ``count`` value items and ``count`` items per choice question."""
+    spec = problem.data.qa
+    if spec is None:
+        return ()
+    exclude = hidden_inputs(tuple(hidden))
+    pool_size = count * (8 if spec.choices else 1)
+    pool = generate(problem, "qa", exclude=exclude, count=pool_size)
+    items = [QAItem(id=v.id, kind="value", args=v.args, expected=v.expected, fields=tuple(problem.data.outputs))
+             for v in pool[:count]]
+    for j, c in enumerate(spec.choices):
+        made = 0
+        for v in pool:
+            if made == count:
+                break
+            item = _choice_item(problem, j, made, c, v)
+            if item is not None:
+                items.append(item)
+                made += 1
+    return tuple(items)
+
+
+# ------------------------------------------------------------------------------------------
+# the prompt
+# ------------------------------------------------------------------------------------------
+
+def _json(value: object) -> str:
+    return json.dumps(value, separators=(", ", ": "))
+
+
+_VALUE_FORMAT = """\
+Work it out however you like (no code is run: you answer the numbers yourself). End your reply
+with the answer as one JSON object holding exactly the keys listed above, in a ```json fenced
+block; if you write several JSON blocks, the last one counts. Integers must be written as
+integers (48, not 48.0)."""
+
+_CHOICE_FORMAT = """\
+Work it out however you like (no code is run). End your reply with your choice as a JSON object
+`{{"answer": "<letter>"}}` (one of {letters}) in a ```json fenced block; if you write several
+JSON blocks, the last one counts."""
+
+
+def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) -> str:
+    """The exact text a model sees for one Q&A item."""
+    sig = problem.data.signature
+    lines = [f"# {problem.title}", ""]
+    if problem.pack.preamble:
+        lines += [problem.pack.preamble.strip(), ""]
+    lines += [problem.spec.strip(), "", "## What is asked", "",
+              f"The specification above describes a function `{sig.python()}`. Here it is not written: "
+              "you answer for one concrete input yourself.", ""]
+    if item.kind == "value":
+        lines += ["It returns a dict with exactly these keys:", "",
+                  "| key | type | unit | how it is compared |", "|---|---|---|---|"]
+        for f in item.fields:
+            lines.append(f"| `{f.name}` | {f.parsed.describe()} | {f.unit or '-'} | {f.comparison()} |")
+    if visible:
+        lines += ["", "## Examples", ""]
+        for n, v in enumerate(visible, 1):
+            call = ", ".join(f"{p.name}={_json(a)}" for p, a in zip(sig.params, v.args))
+            expected = {f.name: v.expected[f.name] for f in problem.data.outputs}
+            lines += [f"Example {n}:", "", "```python", f"{sig.entry_point}({call})", "# returns",
+                      _json(expected), "```", ""]
+    call = ", ".join(f"{p.name}={_json(a)}" for p, a in zip(sig.params, item.args))
+    lines += ["## The instance", "", "```python", f"{sig.entry_point}({call})", "```", ""]
+    if item.kind == "value":
+        lines += ["What does it return for this input?", "", "## Answer format", "", _VALUE_FORMAT]
+    else:
+        lines += [f"**{item.question}**", ""]
+        for letter, text in zip(LETTERS, item.options):
+            lines.append(f"- {letter}: {text}")
+        lines += ["", "## Answer format", "", _CHOICE_FORMAT.format(letters=", ".join(LETTERS[: len(item.options)]))]
+    return "\n".join(lines).rstrip() + "\n"

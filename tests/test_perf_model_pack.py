@@ -1,0 +1,143 @@
+"""The perf-model pack: a model tier whose specs state the hardware, never the model.
+
+Without Docker: the pack loads as tier "model" with its FORMAT.md preamble; every problem has
+real-size vectors, a bundled brute-force simulator, 50+ small hidden vectors and 3+ variants;
+no spec (nor the preamble) contains a formula; the README lists every problem; the kit-built
+files are current and self-contained. With Docker: every problem passes the validator (gold,
+mutants, the simulator passes the small vectors and runs out of time on the real ones).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.packs.problems import Catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+PACK_DIR = ROOT / "problems" / "perf-model"
+CATALOG = Catalog()
+PACK = CATALOG.pack("perf-model")
+PROBLEMS = list(PACK.problems)
+FAMILIES = {"F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F13", "F15", "F16", "F17", "F18"}
+
+
+# ------------------------------------------------------------------------------------------
+# the formula heuristic
+# ------------------------------------------------------------------------------------------
+
+_CALLS = re.compile(r"\b(ceil|floor|min|max|prod|sum|round|abs)\(", re.I)
+_WORDS = re.compile(r"product of|multiplied by|divided by|times the|minus the|formula|closed form|"
+                    r"worked example|stationarity rule|\bdelta\s*=", re.I)
+_EQUATION = re.compile(r"[A-Za-z_\])][\w\])]*\s*(?<![=!<>])=(?!=)\s*[A-Za-z_(\d]")
+_ARITH = re.compile(r"[\w\])]\s+[*/+-]\s+[\w(]|[\w\])][*/][\w(]")
+
+
+def formula_lines(text: str, workload_blocks: bool = False) -> list[str]:
+    """Lines that look like a formula. Fenced code blocks may hold the workload's loop nests
+    (``workload_blocks``: index definitions such as ``h = p*stride + ...`` are the workload,
+    not the model) but never a rounding or reduction call."""
+    bad, fenced = [], False
+    for line in text.splitlines():
+        if line.strip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            if _CALLS.search(line) or not workload_blocks:
+                bad.append(line)
+            continue
+        if _CALLS.search(line) or _WORDS.search(line) or _EQUATION.search(line):
+            bad.append(line)
+            continue
+        for code in re.findall(r"`([^`]*)`", line):
+            if _ARITH.search(code) or _EQUATION.search(code):
+                bad.append(line)
+                break
+    return bad
+
+
+@pytest.mark.parametrize("line", [
+    "fills = tile x the bounds of every loop outside",
+    "the count is `tile * outer`",
+    "use ceil(P / p) tiles",
+    "the product of the factors of the inner loops",
+    "reads are `updates - partition`",
+    "```\nx = ceil(a / b)\n```",
+])
+def test_the_heuristic_catches_formulas(line):
+    assert formula_lines(line)
+
+
+def test_the_heuristic_lets_hardware_prose_through():
+    text = ("An element that several child instances receive in the same iteration is read once.\n"
+            "Keys are `\"<level name>.<tensor>\"`, for example `\"GLB.I\"`; `eyeriss-like` has `fanout` `[14, 12]`.\n")
+    assert formula_lines(text) == []
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_spec_states_no_formula(problem):
+    assert formula_lines(problem.spec) == [], problem.id
+
+
+def test_format_states_no_formula():
+    assert formula_lines(PACK.preamble, workload_blocks=True) == []
+
+
+# ------------------------------------------------------------------------------------------
+# structure
+# ------------------------------------------------------------------------------------------
+
+def test_pack_is_the_model_tier_with_its_format():
+    assert PACK.tier == "model" and PACK.data.preamble == "FORMAT.md"
+    assert PACK.version == "0.1.0"
+    assert "### What the hardware does" in PACK.preamble
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_problem_is_model_tier(problem):
+    d = problem.data
+    assert problem.tier == "model"
+    assert d.family in FAMILIES
+    assert d.generator.real is not None and 8 <= d.generator.real.count <= 12
+    assert d.generator.real.options.get("real") is True
+    assert d.generator.hidden_count >= 50
+    assert problem.simulator_path is not None and problem.simulator_path.is_file()
+    assert len(problem.variants) >= 3
+    for path in [problem.solution_path, problem.simulator_path] + [v.path for v in problem.variants]:
+        src = path.read_text()
+        assert "reference_models" not in src.replace("# Generated", "")  # self-contained
+        assert problem.entry_point in src
+
+
+def test_kit_built_files_are_current():
+    out = subprocess.run([sys.executable, str(PACK_DIR / "_kit" / "build.py"), "--check"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_readme_lists_every_problem():
+    readme = (PACK_DIR / "README.md").read_text()
+    listed = [line.split("`")[1] for line in readme.splitlines() if line.startswith("| `")]
+    assert sorted(listed) == sorted(p.id for p in PROBLEMS)
+    assert "## Pilots" in readme
+
+
+# ------------------------------------------------------------------------------------------
+# through the sandbox
+# ------------------------------------------------------------------------------------------
+
+@pytest.mark.docker
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
+def test_problem_is_sound(problem, handle):
+    from grader.grading.validate import validate_problem
+
+    report = validate_problem(problem, handle)
+    failed = [f"{c.name}: {c.detail}" for c in report.checks if not c.ok]
+    assert not failed, failed
+    names = {c.name for c in report.checks}
+    assert {"tier", "simulator (small)", "analytical", "gold (reference)", "gold (solution)", "mutants"} <= names
+    assert report.kill_rate == 1.0

@@ -1,0 +1,131 @@
+"""The reward as the plain Python functions trainers call (docs/reward.md shows them in use).
+
+* TRL's ``GRPOTrainer(reward_funcs=[trl_reward_func])``: TRL calls
+  ``reward_func(prompts=..., completions=..., completion_ids=..., **columns)`` with every other
+  dataset column as a keyword holding one value per completion; ours reads ``problem`` (the
+  column ``python -m grader problems export`` writes). Completions are strings or, for a
+  conversational dataset, lists of messages. Returns one float per completion.
+* verl's custom reward function: ``verl_compute_score(data_source, solution_str, ground_truth,
+  extra_info=None)`` for the naive reward manager (one completion per call) and
+  ``verl_compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos)`` for the
+  batch reward manager (all of a step's completions at once: far faster, batch mode). The
+  problem id is the ``ground_truth`` (``reward_model.ground_truth`` in the exported rows; it
+  names the problem, the hidden values stay with the grader), else ``extra_info["problem"]``.
+
+The functions share one :class:`Rewarder` per process, made on first use from the environment:
+``PERFGRADE_REWARD_ENGINE`` (``local``, default, or ``ray``), ``RAY_ADDRESS``,
+``PERFGRADE_REWARD_BATCH`` (default 16), ``PERFGRADE_REWARD_PARTIAL`` (``1`` for the share of
+hidden vectors passed) and ``PERFGRADE_PACKS`` (extra packs). :func:`make_trl_reward_func` binds
+a Rewarder of your own instead.
+
+This module uses absolute imports on purpose: verl loads a custom reward function from a file
+path (``custom_reward_function.path``), outside of any package.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from grader.errors import ConfigError
+from grader.reward.core import DEFAULT_BATCH, Completion, RewardBatch, Rewarder
+
+_DEFAULT: Rewarder | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_rewarder() -> Rewarder:
+    """The process's shared Rewarder, made on first use from the environment."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            engine = os.environ.get("PERFGRADE_REWARD_ENGINE", "local")
+            batch = int(os.environ.get("PERFGRADE_REWARD_BATCH", DEFAULT_BATCH))
+            partial = os.environ.get("PERFGRADE_REWARD_PARTIAL", "") in ("1", "true", "yes")
+            _DEFAULT = Rewarder(engine=engine, batch=batch, partial=partial)
+            atexit.register(close_default_rewarder)
+        return _DEFAULT
+
+
+def close_default_rewarder() -> None:
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is not None:
+            _DEFAULT.close()
+            _DEFAULT = None
+
+
+def score(problem: str, completions: Sequence[Completion], *, mode: str = "code",
+          partial: bool | None = None) -> RewardBatch:
+    """Rewards and verdicts for completions of one problem, with the shared Rewarder."""
+    return default_rewarder().score(problem, completions, mode=mode, partial=partial)
+
+
+# ------------------------------------------------------------------------------------------
+# TRL
+# ------------------------------------------------------------------------------------------
+
+def make_trl_reward_func(rewarder: Rewarder | None = None, *, partial: bool | None = None,
+                         problem_key: str = "problem", name: str = "perfgrade") -> Callable[..., list[float]]:
+    """A reward function for TRL's GRPOTrainer bound to ``rewarder`` (default: the shared one).
+
+    The dataset needs a column ``problem_key`` naming each row's problem. TRL logs the
+    function's ``__name__`` (``rewards/<name>/mean``).
+    """
+
+    def reward_func(completions: Sequence[Completion], **kwargs: Any) -> list[float]:
+        problems = kwargs.get(problem_key)
+        if problems is None:
+            raise ConfigError(f"the dataset has no {problem_key!r} column naming each row's problem "
+                              "(python -m grader problems export writes one)")
+        if isinstance(problems, str):
+            problems = [problems] * len(completions)
+        if len(problems) != len(completions):
+            raise ConfigError(f"{len(completions)} completions but {len(problems)} values of {problem_key!r}")
+        r = rewarder or default_rewarder()
+        out = r.score_many(list(zip(problems, completions)), partial=partial)
+        return out.rewards  # type: ignore[return-value]
+
+    reward_func.__name__ = reward_func.__qualname__ = name
+    return reward_func
+
+
+def trl_reward_func(completions: Sequence[Completion], **kwargs: Any) -> list[float]:
+    """TRL reward function with the shared Rewarder: ``GRPOTrainer(reward_funcs=[trl_reward_func])``."""
+    return _TRL(completions, **kwargs)
+
+
+_TRL = make_trl_reward_func()
+
+
+# ------------------------------------------------------------------------------------------
+# verl
+# ------------------------------------------------------------------------------------------
+
+def _verl_problem(ground_truth: Any, extra_info: Any) -> str:
+    if isinstance(ground_truth, str) and ground_truth:
+        return ground_truth
+    if isinstance(extra_info, Mapping) and isinstance(extra_info.get("problem"), str):
+        return extra_info["problem"]
+    raise ConfigError("cannot tell the problem: set reward_model.ground_truth (or extra_info.problem) to the "
+                      "problem id, as python -m grader problems export does")
+
+
+def verl_compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None,
+                       *, partial: bool | None = None, **kwargs: Any) -> float:
+    """verl custom reward function (naive reward manager): the reward of one completion."""
+    out = default_rewarder().score(_verl_problem(ground_truth, extra_info), [solution_str], partial=partial)
+    return float(out.rewards[0] or 0.0)
+
+
+def verl_compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str], ground_truths: Sequence[Any],
+                             extra_infos: Sequence[Any] | None = None, *, partial: bool | None = None,
+                             **kwargs: Any) -> list[float]:
+    """verl custom reward function for the batch reward manager: every completion of a step at once."""
+    infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
+    pairs = [(_verl_problem(gt, info), s) for gt, info, s in zip(ground_truths, infos, solution_strs)]
+    out = default_rewarder().score_many(pairs, partial=partial)
+    return [float(r or 0.0) for r in out.rewards]

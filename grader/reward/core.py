@@ -1,0 +1,246 @@
+"""The grader as a reward: one number per completion, graded like ``eval`` grades.
+
+    with Rewarder() as r:                                    # the local Docker engine
+        out = r.score("perf-core/f1-conv-layer-accounting", completions)
+        out.rewards                                          # [1.0, 0.0, ...]
+        out.verdicts                                         # ["pass", "wrong_answer", ...]
+
+    Rewarder(engine="ray", ray_address="head:6379")           # gradings as Ray tasks on a cluster
+
+A completion is a string or chat messages (a list of ``{"role", "content"}`` dicts, or one such
+dict): the assistant messages' text is graded. The code is extracted exactly as in ``eval``
+(no code is a ``no_code`` verdict), run in the sandbox on the problem's hidden vectors and scored
+on the host: 1.0 for ``pass`` and 0.0 otherwise; with ``partial=True`` the share of hidden
+vectors passed. An ``infra_error`` (the engine failed, retried and gave up) is not the model's
+fault: its reward is ``infra_reward`` (0.0 unless set; None to leave it out of a trainer's sum)
+and its verdict says so.
+
+Gradings run in batch mode by default (up to ``batch`` completions of one problem per fresh
+container, each in its own fresh process; docs/performance.md has the trade-off), with as many
+batches in flight as the engine has slots. ``batch=1`` gives every completion its own container.
+
+``mode="code"`` is the only mode for now: the model writes the function. Modes are looked up in
+:attr:`Rewarder.modes` (mode name -> a method grading groups of completion texts, one group per
+problem), so a Q&A mode (the model answers instances directly) plugs in as one more entry.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union
+
+from sandbox import Limits
+
+from ..errors import ConfigError
+from ..grading.execution import GradingEngine, LocalEngine, open_sandbox, problem_limits, safe_workers
+from ..grading.extract import extract_code
+from ..grading.scoring import Grade, Verdict, no_code_grade
+from ..packs import vectors
+from ..packs.problems import Catalog, Problem
+
+Message = Mapping[str, Any]
+Completion = Union[str, Message, Sequence[Message]]
+
+DEFAULT_BATCH = 16
+
+
+def completion_text(completion: Completion) -> str:
+    """The text to grade: a string as it is; of chat messages, the assistant messages' content."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        completion = [completion]
+    if not isinstance(completion, Sequence):
+        raise ConfigError(f"a completion must be a string or chat messages, not {type(completion).__name__}")
+    parts = []
+    for m in completion:
+        if not isinstance(m, Mapping):
+            raise ConfigError(f"a chat message must be a dict with 'content', not {type(m).__name__}")
+        if m.get("role", "assistant") == "assistant":
+            parts.append(_content_text(m.get("content")))
+    return "\n".join(parts)
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):  # multi-part content: [{"type": "text", "text": ...}, ...]
+        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type", "text") == "text")
+    return str(content)
+
+
+@dataclass(frozen=True)
+class RewardBatch:
+    """Rewards and verdicts, in the order of the completions given."""
+
+    rewards: list[float | None]
+    verdicts: list[str]
+    grades: list[Grade]
+    problems: list[str]
+
+    def __len__(self) -> int:
+        return len(self.rewards)
+
+
+class Rewarder:
+    """Scores completions of the packs' problems; holds a grading engine until :meth:`close`.
+
+    ``engine``: ``"local"`` (this machine's Docker engine), ``"ray"`` (a Ray cluster:
+    ``ray_address``, else the connection this process has, else $RAY_ADDRESS, else a one-node
+    cluster here) or a :class:`GradingEngine` already made (not closed by this object).
+    ``workers``: local gradings in parallel (default twice the CPUs, at most 8, lowered to fit
+    the memory limits in half the host). ``pack_paths``: packs besides the built-in ones.
+    """
+
+    def __init__(self, *, engine: str | GradingEngine = "local", ray_address: str | None = None,
+                 batch: int = DEFAULT_BATCH, workers: int | None = None, partial: bool = False,
+                 infra_reward: float | None = 0.0, pack_paths: Sequence[str | Path] | None = None,
+                 catalog: Catalog | None = None, base_limits: Limits | None = None) -> None:
+        if batch < 1:
+            raise ConfigError(f"batch must be >= 1 (got {batch})")
+        if isinstance(engine, str) and engine not in ("local", "ray"):
+            raise ConfigError(f"engine {engine!r}: expected 'local' or 'ray'")
+        self.batch = batch
+        self.partial = partial
+        self.infra_reward = infra_reward
+        self.base_limits = base_limits or Limits()
+        if catalog is None:
+            from ..packs.problems import default_pack_roots
+
+            extra = [Path(p) for p in pack_paths or ()]
+            catalog = Catalog(extra + [r for r in default_pack_roots() if r not in extra]) if extra else Catalog()
+        self.catalog = catalog
+        # mode -> grades groups of completions, one group per problem, in order
+        self.modes: dict[str, Callable[[list[tuple[Problem, list[str]]]], list[list[Grade]]]] = {
+            "code": self._grade_code}
+        self._problems: dict[str, Problem] = {}
+        self._hidden: dict[str, tuple] = {}
+        self._lock = threading.Lock()
+        self.run_id = f"reward-{uuid.uuid4().hex[:10]}"
+        memory = max((p.sandbox_limits(self.base_limits).memory_mb for p in catalog.problems()),
+                     default=self.base_limits.memory_mb)
+        self._owns_engine = not isinstance(engine, GradingEngine)
+        if isinstance(engine, GradingEngine):
+            self.engine = engine
+        elif engine == "ray":
+            from ..grading.ray_engine import RayEngine
+
+            self.engine = RayEngine(ray_address, run_id=self.run_id, memory_mb=memory)
+        else:
+            from sandbox.engine import connect, sweep
+
+            sweep(connect(), orphans_only=True)  # containers of a trainer that was killed
+            slots, _ = safe_workers(workers or min(8, 2 * (os.cpu_count() or 1)), memory)
+            self.engine = LocalEngine(open_sandbox(self.run_id), slots=slots)
+        self._pool = ThreadPoolExecutor(max_workers=max(1, self.engine.slots), thread_name_prefix="reward")
+
+    # -- the API -----------------------------------------------------------------------------
+    def score(self, problem: str, completions: Sequence[Completion], *, mode: str = "code",
+              partial: bool | None = None) -> RewardBatch:
+        """Rewards for completions of one problem (``pack/id`` or a unique bare id)."""
+        return self.score_many([(problem, c) for c in completions], mode=mode, partial=partial)
+
+    def score_many(self, pairs: Sequence[tuple[str, Completion]], *, mode: str = "code",
+                   partial: bool | None = None) -> RewardBatch:
+        """Rewards for (problem, completion) pairs of any problems, in their order."""
+        grade_groups = self.modes.get(mode)
+        if grade_groups is None:
+            raise ConfigError(f"mode {mode!r} is not supported: expected one of {', '.join(sorted(self.modes))}")
+        partial = self.partial if partial is None else partial
+        texts = [completion_text(c) for _, c in pairs]
+        problems = [self.problem(pid) for pid, _ in pairs]
+        groups: dict[str, list[int]] = {}
+        for i, p in enumerate(problems):
+            groups.setdefault(p.qualified_id, []).append(i)
+        graded = grade_groups([(problems[idx[0]], [texts[i] for i in idx]) for idx in groups.values()])
+        grades: list[Grade | None] = [None] * len(pairs)
+        for idx, got in zip(groups.values(), graded):
+            for i, g in zip(idx, got):
+                grades[i] = g
+        done = [g for g in grades if g is not None]
+        assert len(done) == len(pairs)
+        return RewardBatch(rewards=[self.reward(g, partial) for g in done], verdicts=[g.verdict.value for g in done],
+                           grades=done, problems=[p.qualified_id for p in problems])
+
+    def reward(self, g: Grade, partial: bool = False) -> float | None:
+        if g.verdict is Verdict.INFRA_ERROR:
+            return self.infra_reward
+        if g.passed:
+            return 1.0
+        if partial and g.vectors_total:
+            return g.vectors_passed / g.vectors_total
+        return 0.0
+
+    def problem(self, ident: str) -> Problem:
+        with self._lock:
+            p = self._problems.get(ident)
+        if p is None:
+            p = self.catalog.find(ident)
+            with self._lock:
+                self._problems[ident] = p
+        return p
+
+    def hidden(self, problem: Problem) -> tuple:
+        pid = problem.qualified_id
+        with self._lock:
+            h = self._hidden.get(pid)
+        if h is None:
+            h = vectors.load(problem).hidden
+            with self._lock:
+                self._hidden[pid] = h
+        return h
+
+    # -- modes -------------------------------------------------------------------------------
+    def _grade_code(self, groups: list[tuple[Problem, list[str]]]) -> list[list[Grade]]:
+        """Code mode: extract each completion's code and grade it in the sandbox, in batches of one
+        problem; every batch of every group is in flight at once, up to the engine's slots."""
+        out: list[list[Grade | None]] = []
+        chunks: list[tuple[int, Problem, list[tuple[int, str]]]] = []
+        for g_index, (problem, texts) in enumerate(groups):
+            n_hidden = len(self.hidden(problem))
+            row: list[Grade | None] = [None] * len(texts)
+            with_code: list[tuple[int, str]] = []
+            for i, text in enumerate(texts):
+                ex = extract_code(text, problem.entry_point)
+                if ex.code is None:
+                    row[i] = no_code_grade(ex.reason, n_hidden)
+                else:
+                    with_code.append((i, ex.code))
+            out.append(row)
+            chunks += [(g_index, problem, with_code[k:k + self.batch]) for k in range(0, len(with_code), self.batch)]
+
+        def run(problem: Problem, chunk: list[tuple[int, str]]) -> list[Grade]:
+            limits = problem_limits(problem, self.base_limits)
+            graded = self.engine.grade(problem, [(f"c{i}", code) for i, code in chunk], self.hidden(problem), limits)
+            return [g for g, _ in graded]
+
+        if len(chunks) == 1:
+            results = [run(chunks[0][1], chunks[0][2])]
+        else:
+            results = [f.result() for f in [self._pool.submit(run, p, c) for _, p, c in chunks]]
+        for (g_index, _, chunk), graded in zip(chunks, results):
+            for (i, _), g in zip(chunk, graded):
+                out[g_index][i] = g
+        assert all(g is not None for row in out for g in row)
+        return out  # type: ignore[return-value]
+
+    # -- lifetime ----------------------------------------------------------------------------
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        if self._owns_engine:
+            self.engine.sweep()
+            self.engine.close()
+
+    def __enter__(self) -> "Rewarder":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,105 @@
+"""The reward API on the local engine, and its adapters called exactly as TRL and verl call them.
+(The same rewards on a Ray cluster: tests/ray/test_cluster.py.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import TINY_PACK
+
+ROOT = Path(__file__).resolve().parents[2]
+ADAPTERS = ROOT / "grader" / "reward" / "adapters.py"
+
+CORRECT = "def double(x):\n    return {'y': 2 * x, 'half': x / 2}\n"
+WRONG = "def double(x):\n    return {'y': 3 * x, 'half': x / 2}\n"
+CRASH = "def double(x):\n    raise ValueError('no idea')\n"
+HALF = "def double(x):\n    return {'y': 2 * x if x >= 0 else 0, 'half': x / 2}\n"
+
+
+def fenced(code: str) -> str:
+    return f"Let me write it.\n\n```python\n{code}```\n"
+
+
+def test_completion_text_reads_strings_and_chat_messages():
+    from grader.reward import completion_text
+
+    assert completion_text("plain") == "plain"
+    assert completion_text({"role": "assistant", "content": "one"}) == "one"
+    assert completion_text([{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                            {"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]) == "a\nb"
+    assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "x"},
+                                                              {"type": "image", "url": "-"}]}]) == "x"
+
+
+def test_only_code_mode_for_now_and_clear_errors(tiny_catalog):
+    from grader.errors import ConfigError
+    from grader.grading.execution import GradingEngine
+    from grader.reward import Rewarder
+    from grader.reward.adapters import _verl_problem, make_trl_reward_func
+
+    with pytest.raises(ConfigError, match="'local' or 'ray'"):
+        Rewarder(engine="kubernetes", catalog=tiny_catalog)
+    with Rewarder(engine=GradingEngine(), catalog=tiny_catalog) as r:  # an engine that never runs here
+        with pytest.raises(ConfigError, match="mode 'qa' is not supported: expected one of code"):
+            r.score("tiny-pack/sound", ["42"], mode="qa")
+        with pytest.raises(ConfigError, match="no 'problem' column"):
+            make_trl_reward_func(r)(prompts=["p"], completions=["c"])
+    with pytest.raises(ConfigError, match="ground_truth"):
+        _verl_problem(None, {})
+    assert _verl_problem(None, {"problem": "tiny-pack/sound"}) == "tiny-pack/sound"
+
+
+@pytest.mark.docker
+def test_local_rewards_match_the_verdicts_and_the_trainers_adapters_return_them(tiny_registry, tiny_catalog,
+                                                                                monkeypatch):
+    from grader.packs import vectors
+    from grader.reward import Rewarder, make_trl_reward_func
+
+    completions = [fenced(CORRECT), fenced(WRONG), fenced(CRASH), "I would rather not.",
+                   [{"role": "assistant", "content": fenced(CORRECT)}], fenced(HALF)]
+    hidden = vectors.load(tiny_catalog.find("tiny-pack/sound")).hidden
+    half_share = sum(1 for v in hidden if v.args[0] >= 0) / len(hidden)
+    with Rewarder(catalog=tiny_catalog, workers=2) as r:
+        assert r.engine.name == "local" and r.batch == 16
+        out = r.score("tiny-pack/sound", completions)
+        assert out.verdicts == ["pass", "wrong_answer", "runtime_error", "no_code", "pass", "wrong_answer"]
+        assert out.rewards == [1.0, 0.0, 0.0, 0.0, 1.0, 0.0] and len(out) == 6
+        assert out.problems == ["tiny-pack/sound"] * 6 and out.grades[1].vectors_passed == 0
+        partial = r.score("sound", completions, partial=True)  # a unique bare id works too
+        assert partial.rewards[5] == pytest.approx(half_share) and 0 < half_share < 1
+        assert partial.rewards[:4] == [1.0, 0.0, 0.0, 0.0]
+
+        # TRL's GRPOTrainer: reward_func(prompts=, completions=, completion_ids=, trainer_state=, **columns),
+        # here a standard (not conversational) dataset: prompts and completions are strings
+        reward_func = make_trl_reward_func(r)
+        assert reward_func.__name__ == "perfgrade"
+        got = reward_func(prompts=["prompt"] * 4, completions=[fenced(CORRECT), fenced(WRONG), "no code", fenced(CORRECT)],
+                          completion_ids=[[1]] * 4, trainer_state=None,
+                          problem=["tiny-pack/sound", "tiny-pack/sound", "tiny-pack/sound", "tiny-pack/weak-variant"],
+                          pack=["tiny-pack"] * 4, family=["T1"] * 4, difficulty=["easy"] * 4, split=["train"] * 4)
+        assert got == [1.0, 0.0, 0.0, 1.0]
+
+    # verl loads a custom reward function from a file path and calls it with keywords (plus reward_kwargs)
+    monkeypatch.setenv("PERFGRADE_PACKS", str(TINY_PACK))
+    monkeypatch.setenv("PERFGRADE_REWARD_ENGINE", "local")
+    spec = importlib.util.spec_from_file_location("custom_module", ADAPTERS)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "custom_module", module)
+    spec.loader.exec_module(module)
+    try:
+        score = module.verl_compute_score(data_source="perfgrade/tiny-pack", solution_str=fenced(CORRECT),
+                                          ground_truth="tiny-pack/sound", extra_info={"split": "train", "num_turns": None})
+        assert score == 1.0 and isinstance(score, float)
+        assert module.verl_compute_score(data_source="perfgrade/tiny-pack", solution_str=fenced(HALF),
+                                         ground_truth="tiny-pack/sound", extra_info=None,
+                                         partial=True) == pytest.approx(half_share)
+        assert module.verl_compute_score_batch(data_sources=["perfgrade/tiny-pack"] * 3,
+                                               solution_strs=[fenced(WRONG), fenced(CORRECT), "nothing"],
+                                               ground_truths=[None, "tiny-pack/weak-variant", "tiny-pack/sound"],
+                                               extra_infos=[{"problem": "tiny-pack/sound"}, {}, {}]) == [0.0, 1.0, 0.0]
+    finally:
+        module.close_default_rewarder()

@@ -55,12 +55,52 @@ def run_label():
     return f"test-{uuid.uuid4().hex[:10]}"
 
 
+# the OCI runtimes the conformance suite and the hostile corpus run under (bin/setup --test
+# registers runsc); --runtime narrows them for a quick local run, CI runs both
+RUNTIMES = ("runc", "runsc")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runtime", action="append", choices=RUNTIMES, default=None,
+                     help="run the runtime-parametrized sandbox tests under this OCI runtime only "
+                          "(repeatable; default: every runtime)")
+
+
+def pytest_generate_tests(metafunc):
+    """Tests that ask for ``each_runtime`` run once per runtime (runc, runsc)."""
+    if "each_runtime" in metafunc.fixturenames:
+        chosen = metafunc.config.getoption("--runtime") or list(RUNTIMES)
+        metafunc.parametrize("each_runtime", [r for r in RUNTIMES if r in chosen], scope="function")
+
+
+def require_runtime(client, name: str | None) -> None:
+    """Fail (never skip) when the engine cannot run containers under the runtime."""
+    from sandbox.errors import SandboxError
+    from sandbox.runtimes import require_runtime as check
+
+    try:
+        check(client, name)
+    except SandboxError as exc:
+        pytest.fail(f"{exc} (bin/setup --test does it)", pytrace=False)
+
+
 @pytest.fixture
-def sandbox(docker_api, sandbox_image, run_label):
+def runtime():
+    """The OCI runtime of the ``sandbox`` fixture: the engine's default.
+
+    A module overrides it (``def runtime(each_runtime)``) to run its tests under every runtime.
+    """
+    return None
+
+
+@pytest.fixture
+def sandbox(docker_api, sandbox_image, run_label, runtime):
     """A Sandbox on the current image; after the test, no container of its run may remain."""
     from sandbox.runner import Sandbox
 
-    sb = Sandbox(sandbox_image.tag, run_id=run_label, client=docker_api)
+    if runtime is not None:
+        require_runtime(docker_api, runtime)
+    sb = Sandbox(sandbox_image.tag, run_id=run_label, client=docker_api, runtime=runtime)
     yield sb
     left = leftovers(docker_api, run_label)
     sb.sweep()

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from grader.packs import vectors
-from grader.grading.execution import grade_source, host_memory_mb, safe_workers
+from grader.grading.execution import grade_batch, grade_source, host_memory_mb, safe_workers
 from sandbox.models import Limits
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -54,9 +54,15 @@ def test_memory_bombs_at_full_concurrency(tiny_catalog, handle):
     start_mem = mem_available_mb()
     with ThreadPoolExecutor(workers) as pool:
         grades = list(pool.map(lambda _: grade_source(handle, problem, BOMB, hidden, limits)[0], range(2 * workers)))
+        # batch mode: three bombs per container, each in its own process, the same verdict
+        batches = list(pool.map(lambda k: grade_batch(handle, problem, [(f"b{k}-{i}", BOMB) for i in range(3)],
+                                                      hidden, limits), range(workers)))
     stop.set()
     hb.join()
-    assert {g.verdict.value for g in grades} == {"memory_limit"}
+    # decided from the kernel's records of each container's memory cgroup, not from which timer
+    # fired first: the same at full concurrency as alone (tests/faults/test_memory_under_load.py)
+    assert {g.verdict.value for g in grades} == {"memory_limit"}, {g.reason for g in grades}
+    assert {g.verdict.value for b in batches for g, _ in b} == {"memory_limit"}
     # the containers' limits together stay well inside the host: it kept memory and kept scheduling
     assert worst["mem"] > start_mem - workers * limits.memory_mb - 512
     assert worst["mem"] > 1024

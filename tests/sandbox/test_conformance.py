@@ -13,6 +13,12 @@ pytestmark = pytest.mark.docker
 FAST = Limits(case_cpu_s=1.0, load_cpu_s=2.0, wall_factor=2.0, wall_slack_s=1.0)
 
 
+@pytest.fixture
+def runtime(each_runtime):
+    """Every test here runs under runc and under gVisor's runsc."""
+    return each_runtime
+
+
 def job(source: str, n: int = 2, entry: str = "f") -> Job:
     return Job(id="j", source=source, entry_point=entry, cases=[Case(id=f"c{i}", args=[i, i + 1]) for i in range(n)])
 
@@ -79,19 +85,33 @@ def f(a, b):
     assert "written" not in v.values(), v
 
 
-def test_non_root_with_no_capabilities(sandbox):
+def test_non_root_with_no_capabilities(sandbox, runtime):
     src = """
-import os
+import os, stat
 def f(a, b):
     st = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)
+    import ctypes
+    nnp = ctypes.CDLL(None).prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS (gVisor's status has no line for it)
     out = {"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "capeff": st['CapEff'].strip(),
-           "capprm": st['CapPrm'].strip(), "nnp": st['NoNewPrivs'].strip()}
+           "capprm": st['CapPrm'].strip(), "nnp": str(nnp)}
     for name, fn in (("setuid", lambda: os.setuid(0)), ("chroot", lambda: os.chroot('/scratch')),
                      ("mknod", lambda: os.mknod('/scratch/dev', 0o600 | 0o020000, os.makedev(1, 3)))):
         try:
             fn(); out[name] = "allowed"
         except OSError as e:
             out[name] = type(e).__name__
+    # a node for the host's memory or disk: refused, or (gVisor) a node no device answers to
+    for name, kind, dev in (("mem", stat.S_IFCHR, os.makedev(1, 1)), ("sda", stat.S_IFBLK, os.makedev(8, 0))):
+        p = "/scratch/" + name
+        try:
+            os.mknod(p, 0o600 | kind, dev)
+        except OSError as e:
+            out[name] = "refused"
+            continue
+        try:
+            os.close(os.open(p, os.O_RDONLY)); out[name] = "opened"
+        except OSError as e:
+            out[name] = os.strerror(e.errno)
     return out
 """
     r = sandbox.run(job(src, 1), FAST)
@@ -100,7 +120,13 @@ def f(a, b):
     assert v["uid"] != 0 and v["euid"] != 0 and v["gid"] != 0
     assert v["capeff"] == "0000000000000000" and v["capprm"] == "0000000000000000"
     assert v["nnp"] == "1"
-    assert v["setuid"] != "allowed" and v["chroot"] != "allowed" and v["mknod"] != "allowed"
+    assert v["setuid"] != "allowed" and v["chroot"] != "allowed"
+    if runtime == "runsc":
+        # gVisor lets an unprivileged process make device nodes in its own tmpfs (no CAP_MKNOD
+        # check), but they name the Sentry's emulated devices only: no host device answers
+        assert v["mem"] == v["sda"] == "No such device or address", v
+    else:
+        assert v["mknod"] != "allowed" and v["mem"] == v["sda"] == "refused", v
 
 
 @pytest.mark.parametrize("src", [

@@ -1,0 +1,101 @@
+"""A memory bomb gets the memory verdict however busy the machine is.
+
+On a loaded host the kernel can take seconds of reclaim at the memory limit before its
+out-of-memory killer fires, and a starved candidate reaches the limit late: if the first timer to
+fire decided, the bomb would come out as a timeout (this flaked under full-suite load). The
+verdict is decided from the kernel's records of the container's memory cgroup, read on the host,
+and the wall budget does not count time spent waiting for a CPU. Here the bombs run while other
+containers burn every CPU, in per-sample and in batch mode, under runc and gVisor's runsc.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from grader.grading.execution import grade_batch, grade_source
+from grader.packs import vectors
+from sandbox.models import Limits
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+# the hostile corpus's tight limits (tests/adversarial/corpus.py)
+LIMITS = Limits(case_cpu_s=0.5, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
+BOMB = "def double(x):\n    hog = []\n    while True:\n        hog.append(bytearray(32 << 20))\n"
+BUSY = "def double(x):\n    while True:\n        pass\n"
+CORRECT = 'def double(x):\n    return {"y": 2 * x, "half": x / 2}\n'
+
+
+@pytest.fixture
+def runtime(each_runtime):
+    return each_runtime
+
+
+@pytest.fixture
+def cpu_burners(docker_api, sandbox_image, runtime):
+    """Containers that keep every CPU of the host busy while the test runs."""
+    label = f"perfgrade-test-burner-{uuid.uuid4().hex[:8]}"
+    ids = []
+    try:
+        for _ in range(2 * (os.cpu_count() or 2)):
+            cid = docker_api.create_container(
+                sandbox_image.tag, entrypoint=["python3", "-c", "while True: pass"], labels={label: "1"},
+                network_disabled=True,
+                host_config=docker_api.create_host_config(network_mode="none", nano_cpus=10 ** 9,
+                                                          runtime=runtime, mem_limit="64m", auto_remove=False),
+            )["Id"]
+            ids.append(cid)
+            docker_api.start(cid)
+        yield ids
+    finally:
+        for cid in ids:
+            try:
+                docker_api.remove_container(cid, force=True)
+            except Exception:  # noqa: BLE001 - best effort; the label names them
+                pass
+
+
+def bomb_verdicts(runtime: str) -> set[str]:
+    """What a memory bomb may get on a host whose every CPU is busy.
+
+    runc: memory_limit, always. gVisor: the Sentry measures a task's CPU time as the time it
+    ran on the Sentry's threads, including the time the host took those threads away, so on a
+    busy host the candidate's CPU budget can run out before its memory reaches the limit (and
+    the kernel then has recorded nothing): a timeout. A CPU budget under gVisor is a budget of
+    the Sentry's time, which depends on load; docs/performance.md and SECURITY.md say so.
+    """
+    return {"memory_limit"} if runtime == "runc" else {"memory_limit", "timeout"}
+
+
+def test_memory_bombs_alone_are_memory_verdicts(tiny_catalog, handle):
+    problem = tiny_catalog.find("tiny-pack/sound")
+    hidden = vectors.load(problem).hidden
+    grades = [grade_source(handle, problem, BOMB, hidden, LIMITS, job_id=f"b{i}")[0] for i in range(2)]
+    assert [g.verdict.value for g in grades] == ["memory_limit"] * 2, [g.reason for g in grades]
+
+
+def test_memory_bombs_under_cpu_load_are_memory_verdicts(tiny_catalog, handle, cpu_burners, runtime):
+    problem = tiny_catalog.find("tiny-pack/sound")
+    hidden = vectors.load(problem).hidden
+    with ThreadPoolExecutor(4) as pool:
+        grades = list(pool.map(lambda i: grade_source(handle, problem, BOMB, hidden, LIMITS, job_id=f"b{i}")[0],
+                               range(6)))
+    got = {g.verdict.value for g in grades}
+    assert got <= bomb_verdicts(runtime), [g.reason for g in grades]
+    if runtime == "runc":
+        assert got == {"memory_limit"}
+
+
+def test_batch_mode_under_cpu_load_gives_each_sample_its_own_verdict(tiny_catalog, handle, cpu_burners, runtime):
+    # the memory records are read per sample: a busy loop after a bomb is a timeout, not memory
+    problem = tiny_catalog.find("tiny-pack/sound")
+    hidden = vectors.load(problem).hidden
+    items = [("bomb1", BOMB), ("correct", CORRECT), ("bomb2", BOMB), ("busy", BUSY), ("correct2", CORRECT)]
+    got = [g.verdict.value for g, _ in grade_batch(handle, problem, items, hidden, LIMITS)]
+    assert got[0] in bomb_verdicts(runtime) and got[2] in bomb_verdicts(runtime), got
+    assert [got[1], got[3], got[4]] == ["pass", "timeout", "pass"], got
+    if runtime == "runc":
+        assert got == ["memory_limit", "pass", "memory_limit", "timeout", "pass"]

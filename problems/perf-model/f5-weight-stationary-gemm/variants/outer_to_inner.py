@@ -278,7 +278,7 @@ def parse(workload: Mapping[str, Any], architecture: Mapping[str, Any], mapping:
         bounds = dict(running)
     nest = Nest(wl["shape"], dims, bounds, wl["bits"], wl["axes"], tuple(names), tuple(keeps), tuple(caps),
                 tuple(fans), tuple(bufs), tuple(loops), tuple(strides))
-    if wl["shape"] in ("conv", "depthwise"):
+    if wl["shape"] in ("conv", "depthwise") and not _flag("ignore_bypass"):
         inner_i = nest.holders("I")[0]
         for lp in loops:
             if lp.spatial and lp.dim in WINDOW_DIMS and lp.factor > 1 and lp.level > inner_i:

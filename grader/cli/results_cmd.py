@@ -91,24 +91,53 @@ def audit_records(run_path: Path, args: argparse.Namespace) -> list[dict[str, An
 
 
 def _print_sample(r: dict[str, Any], show_code: bool) -> None:
-    from rich.syntax import Syntax
-
     con = console()
-    g = r["grade"]
-    con.rule(f"{r['problem']} #{r['sample']}  [bold red]{verdict_label(r['verdict'])}[/bold red]")
+    what = f"{r['problem']}" + (f" {r['item']}" if r.get("item") else "") + f" #{r['sample']}"
+    mode = r.get("mode", "code")
+    con.rule(f"{what}  [bold red]{verdict_label(r['verdict'])}[/bold red]"
+             + (" (Q&A)" if mode == "qa" else "") + (f" after round {r['round']}" if r.get("round") else ""))
     con.print(f"[bold]{r['title']}[/bold]  (run {r['run']}, model {r['model']})")
+    history = r.get("rounds") or []
+    if len(history) > 1:
+        for h in history:
+            _print_round(con, r, h, show_code, mode)
+        return
     con.print(f"reason: {r['reason']}")
     if r["signature"]:
         con.print(f"signature: {r['signature']}")
-    if show_code:
-        if r["code"]:
-            con.print(Syntax(r["code"], "python", line_numbers=True, word_wrap=True,
+    _print_body(con, r, r["grade"], r.get("code"), r.get("answer"), r.get("text"), r.get("extraction"), show_code, mode)
+
+
+def _print_round(con, r: dict[str, Any], h: dict[str, Any], show_code: bool, mode: str) -> None:
+    con.print(f"[bold]round {h['round']}[/bold]: {verdict_label(h['verdict'] or '-')}  {h['reason']}")
+    if h.get("grade"):
+        _print_body(con, r, h["grade"], h.get("code"), h.get("answer"), h.get("text"), None, show_code, mode)
+    if h.get("feedback"):
+        con.print("feedback given after this round:")
+        con.print(h["feedback"].rstrip(), markup=False, highlight=False)
+
+
+def _print_body(con, r: dict[str, Any], g: dict[str, Any], code: str | None, answer: Any, text: str | None,
+                extraction: dict | None, show_code: bool, mode: str) -> None:
+    from rich.syntax import Syntax
+
+    if mode == "qa":
+        if show_code and text:
+            reasoning = text if len(text) <= 3000 else text[:1500] + "\n[...]\n" + text[-1500:]
+            con.print("reasoning (the model's reply):")
+            con.print(reasoning.rstrip(), markup=False, highlight=False)
+        if answer is not None:
+            con.print("answer (JSON): " + json.dumps(answer)[:2000], markup=False, highlight=False)
+        else:
+            con.print(f"(no answer extracted: {(extraction or {}).get('reason', g.get('reason', ''))})")
+    elif show_code:
+        if code:
+            con.print(Syntax(code, "python", line_numbers=True, word_wrap=True,
                              theme="ansi_light" if con.is_terminal else "default"))
         else:
-            ex = r.get("extraction") or {}
-            con.print(f"(no code extracted: {ex.get('reason', 'no code')})")
+            con.print(f"(no code extracted: {(extraction or {}).get('reason', 'no code')})")
     for f in g.get("failures") or []:
-        head = f"vector {f['vector']}"
+        head = f"{'item' if mode == 'qa' else 'vector'} {f['vector']}"
         if f.get("inputs"):
             head += f"  inputs {f['inputs'][:300]}"
         con.print(head)
@@ -124,6 +153,8 @@ def _print_sample(r: dict[str, Any], show_code: bool) -> None:
             con.print(f"  {f['error_type']}: {f.get('error_message', '')}")
             if f.get("traceback"):
                 con.print(f.get("traceback").rstrip(), markup=False, highlight=False)
+    if mode == "qa":
+        return
     if g.get("output_tail"):
         con.print("output (tail):")
         con.print(g["output_tail"][-1500:].rstrip(), markup=False, highlight=False)

@@ -9,7 +9,8 @@ Every problem with a ``[qa]`` table yields items without per-problem code:
   reference answer singles out one option (which candidate mapping moves the fewest words, which
   tensor dominates, which candidate is invalid). Tied instances are skipped. At most four options
   are shown, labelled A to D; the distractors and their order are drawn from the item's seed and
-  the correct option's position cycles through A, B, C, D over the items, so no letter is favoured.
+  the correct option goes to the letter that has been the answer least often so far, so over
+  the items of a question no letter is favoured.
 
 Items are deterministic in (problem content, count). The prompt shows the spec, the pack's
 preamble and the visible examples, exactly as in code mode, then the instance and the answer format.
@@ -85,7 +86,7 @@ def _answer(c: ChoiceSpec, cands: list[tuple[str, Any]]) -> int | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector) -> QAItem | None:
+def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector, used: list[int]) -> QAItem | None:
     cands = _candidates(problem, c, v)
     if not cands:
         return None
@@ -97,7 +98,10 @@ def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector) -> 
     r.shuffle(others)
     shown = others[: MAX_OPTIONS - 1]
     n = len(shown) + 1
-    pos = i % n  # the correct option's position cycles over the items
+    # the correct option goes where it has been least often so far: every letter is the answer
+    # about equally often over the items of a question
+    pos = min(range(n), key=lambda k: (used[k], (k - i) % n))
+    used[pos] += 1
     order = shown[:pos] + [ans] + shown[pos:]
     return QAItem(id=f"c{j}.{i}", kind="choice", args=v.args, expected={"answer": LETTERS[pos]},
                   fields=(ANSWER_FIELD.model_copy(update={"choices": list(LETTERS[:n])}),),
@@ -116,10 +120,11 @@ def qa_items(problem: Problem, hidden: Sequence[Vector], count: int = 5) -> tupl
              for v in pool[:count]]
     for j, c in enumerate(spec.choices):
         made = 0
+        used = [0] * MAX_OPTIONS
         for v in pool:
             if made == count:
                 break
-            item = _choice_item(problem, j, made, c, v)
+            item = _choice_item(problem, j, made, c, v, used)
             if item is not None:
                 items.append(item)
                 made += 1

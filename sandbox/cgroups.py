@@ -153,7 +153,7 @@ class HostCgroup:
         """Reset the high-water mark to the current usage (needs write access: root). True if done."""
         name = "memory.max_usage_in_bytes" if self.version == 1 else "memory.peak"
         try:
-            fd = os.open(self._f(name), os.O_WRONLY)
+            fd = os.open(self._f(name), os.O_WRONLY | os.O_TRUNC)
         except OSError:
             return False
         try:

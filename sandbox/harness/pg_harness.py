@@ -958,7 +958,8 @@ class JobRunner:
             "t": "job_end", "job": jid,
             "output_bytes": tap.total, "output_head": head, "output_tail": tail,
             "max_rss_kb": int(rusage.ru_maxrss) if rusage is not None else None,
-            "cpu_s": round(self.cgroup.cpu_seconds(pid) - cpu_job0, 6),
+            "cpu_s": round(self.cgroup.cpu_seconds(pid) - cpu_job0 if self.cgroup.cpu_v1 or self.cgroup.cpu_v2
+                           else (rusage.ru_utime + rusage.ru_stime if rusage is not None else 0.0), 6),
             "wall_s": round(time.monotonic() - job_t0, 6),
         })
 

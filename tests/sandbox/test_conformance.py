@@ -285,3 +285,29 @@ def f(a, b):
     v = r.cases[0].value
     assert v == {"tools": [], "modules": [], "numpy": True, "opt": ["harness"], "harness": ["pg_harness.py"],
                  "git_dirs": [], "uid_of_harness": 0}
+
+
+def test_the_only_writable_places_are_the_ones_wiped_between_samples(sandbox):
+    # batch mode wipes /scratch, /dev/shm and /dev/mqueue between samples: nothing else may take a
+    # file (gVisor would mount a writable /tmp of its own; the sandbox mounts a read-only one)
+    src = """
+import os
+def f(a, b):
+    writable = []
+    for root, dirs, files in os.walk("/"):
+        if root.startswith(("/proc", "/sys")):
+            dirs[:] = []
+            continue
+        p = os.path.join(root, ".pg-probe")
+        try:
+            os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o600))
+            os.unlink(p)
+            writable.append(root)
+        except OSError:
+            pass
+    return writable
+"""
+    r = sandbox.run(job(src, 1), FAST.model_copy(update={"case_cpu_s": 10.0}))
+    assert r.completed, r.stop
+    assert "/scratch" in r.cases[0].value
+    assert set(r.cases[0].value) <= {"/scratch", "/dev/shm", "/dev/mqueue"}, r.cases[0].value

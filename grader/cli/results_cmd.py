@@ -44,13 +44,22 @@ def register(sub: argparse._SubParsersAction, formatter: type) -> None:
     p.add_argument("--json", action="store_true", help="print records as JSON")
     p.set_defaults(handler=cmd_audit)
 
-    p = sub.add_parser("compare", help="paired comparison of two runs", formatter_class=formatter,
-                       description="Compare two runs over the problems and samples both contain: the difference in "
-                       "pass@1 (B - A) with a paired bootstrap confidence interval over problems, and per-problem "
-                       "wins and losses. Warns when the runs used different pack contents.",
-                       epilog="example:\n  python -m grader compare runs/<a> runs/<b>")
+    p = sub.add_parser("compare", help="paired comparison of two runs, or of two rounds of one run",
+                       formatter_class=formatter,
+                       description="Compare two runs (or two revision rounds of one run) over the problems and "
+                       "samples both contain: the difference in pass@1 (B - A; Q&A accuracy with --mode qa) with a "
+                       "paired bootstrap confidence interval over problems, and per-problem wins and losses. Warns "
+                       "when the runs used different pack contents.",
+                       epilog="examples:\n  python -m grader compare runs/<a> runs/<b>\n"
+                       "  python -m grader compare runs/<a> --round-a 0 --round-b 2     # what revision changed\n"
+                       "  python -m grader compare runs/<a> runs/<b> --mode qa")
     p.add_argument("run_a")
-    p.add_argument("run_b")
+    p.add_argument("run_b", nargs="?", help="the second run (default: run_a itself, to compare two of its rounds)")
+    p.add_argument("--round-a", type=int, default=0, metavar="R",
+                   help="compare run A as it stood after round R (default 0: the one-shot answers)")
+    p.add_argument("--round-b", type=int, default=None, metavar="R",
+                   help="compare run B after round R (default 0, or the last round when B is A itself)")
+    p.add_argument("--mode", choices=["code", "qa"], help="which mode to compare (default: code when both have it)")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(handler=cmd_compare)
 
@@ -225,13 +234,41 @@ def cmd_audit(args: argparse.Namespace) -> int:
 # compare
 # ------------------------------------------------------------------------------------------
 
-def compare_runs(a_path: Path, b_path: Path) -> dict[str, Any]:
+def _state(loaded, mode: str, round_: int) -> dict[tuple[str, str, int], bool]:
+    """(problem, item, sample) -> passed, for one mode of a run as it stood after a round."""
+    from ..errors import ConfigError
+
+    if round_ < 0 or round_ >= loaded.manifest.rounds:
+        raise ConfigError(f"run {loaded.manifest.run_id} has rounds 0 to {loaded.manifest.rounds - 1}, not {round_}")
+    if round_ == 0 or loaded.manifest.rounds == 1:
+        outs = loaded.outcomes if mode == "code" else loaded.qa_outcomes
+    else:
+        outs = loaded.after.get(mode, {}).get(round_, [])
+    return {(o.problem, o.item, o.sample): o.passed for o in outs if o.counted}
+
+
+def compare_runs(a_path: Path, b_path: Path | None = None, round_a: int = 0, round_b: int | None = None,
+                 mode: str | None = None) -> dict[str, Any]:
     import numpy as np
 
+    from ..errors import ConfigError
     from ..results.summary import load_run
     from ..results.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
-    a, b = load_run(a_path), load_run(b_path)
+    a = load_run(a_path)
+    b = a if b_path is None or Path(b_path).resolve() == Path(a_path).resolve() else load_run(b_path)
+    same = b is a
+    if round_b is None:
+        round_b = a.manifest.rounds - 1 if same else 0
+    if same and round_a == round_b:
+        raise ConfigError("comparing a run with itself needs two different rounds (--round-a, --round-b)")
+    shared_modes = [m for m in ("code", "qa") if m in a.manifest.modes and m in b.manifest.modes]
+    if mode is None:
+        if not shared_modes:
+            raise ConfigError("the runs share no mode (one is code, the other Q&A)")
+        mode = shared_modes[0]
+    elif mode not in shared_modes:
+        raise ConfigError(f"both runs need mode {mode} (they have {a.manifest.modes} and {b.manifest.modes})")
     warnings = []
     if a.manifest.pack != b.manifest.pack:
         warnings.append(f"the runs used different pack contents: {a.manifest.pack} vs {b.manifest.pack}")
@@ -240,8 +277,7 @@ def compare_runs(a_path: Path, b_path: Path) -> dict[str, Any]:
     changed = sorted(pid for pid in set(ha) & set(hb) if ha[pid] != hb[pid])
     if changed:
         warnings.append(f"{len(changed)} shared problem(s) differ in content: {', '.join(changed[:5])}")
-    pa = {(o.problem, o.sample): o.passed for o in a.outcomes if o.counted}
-    pb = {(o.problem, o.sample): o.passed for o in b.outcomes if o.counted}
+    pa, pb = _state(a, mode, round_a), _state(b, mode, round_b)
     shared = sorted(set(pa) & set(pb))
     by_problem: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     for key in shared:
@@ -260,8 +296,9 @@ def compare_runs(a_path: Path, b_path: Path) -> dict[str, Any]:
         means = diffs[idx].mean(axis=1)
         ci = [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
     return {
-        "a": {"run": a.manifest.run_id, "model": a.manifest.model},
-        "b": {"run": b.manifest.run_id, "model": b.manifest.model},
+        "a": {"run": a.manifest.run_id, "model": a.manifest.model, "round": round_a},
+        "b": {"run": b.manifest.run_id, "model": b.manifest.model, "round": round_b},
+        "mode": mode, "metric": "pass@1" if mode == "code" else "Q&A accuracy",
         "shared_problems": len(rows), "shared_samples": len(shared),
         "pass1_a": float(np.mean([r["a"] for r in rows])) if rows else None,
         "pass1_b": float(np.mean([r["b"] for r in rows])) if rows else None,
@@ -274,7 +311,8 @@ def compare_runs(a_path: Path, b_path: Path) -> dict[str, Any]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    c = compare_runs(Path(args.run_a), Path(args.run_b))
+    c = compare_runs(Path(args.run_a), Path(args.run_b) if args.run_b else None, args.round_a, args.round_b,
+                     args.mode)
     if args.json:
         dump_json(c)
         return 0
@@ -282,11 +320,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     err = console(stderr=True)
     for w in c["warnings"]:
         err.print(f"[bold yellow]warning:[/bold yellow] {w}")
-    con.print(f"A: {c['a']['run']} ({c['a']['model']})\nB: {c['b']['run']} ({c['b']['model']})")
+
+    def rnd(side: str) -> str:
+        return f", after round {c[side]['round']}" if c["a"]["run"] == c["b"]["run"] or c[side]["round"] else ""
+
+    con.print(f"A: {c['a']['run']} ({c['a']['model']}{rnd('a')})\nB: {c['b']['run']} ({c['b']['model']}{rnd('b')})")
     con.print(f"{c['shared_problems']} shared problems, {c['shared_samples']} shared samples")
     ci = c["diff_ci95"]
     diff = "-" if c["diff"] is None else f"{100 * c['diff']:+.1f} points"
-    con.print(f"pass@1  A {pct(c['pass1_a'])}  B {pct(c['pass1_b'])}  B - A = {diff}"
+    con.print(f"{c['metric']} ({c['mode']} mode)  A {pct(c['pass1_a'])}  B {pct(c['pass1_b'])}  B - A = {diff}"
               + (f"  (95% paired bootstrap CI [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}])" if ci else ""))
     con.print(f"per problem: B better on {c['wins_b']}, A better on {c['wins_a']}, tied on {c['ties']}")
     t = table("problem", "n", "A", "B", "B - A", right=("n", "A", "B", "B - A"))

@@ -155,3 +155,72 @@ def test_demo_model_runs_offline_and_says_so(tmp_path, capsys):
     assert s["run"]["source"] == "demo" and "not a real model" in s["run"]["notice"]
     assert s["samples"]["counted"] == 4
     assert "not a real model" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------------------
+# exit status and output discipline
+# ------------------------------------------------------------------------------------------
+
+def test_an_unreachable_endpoint_exits_3_with_one_line_naming_it(tmp_path):
+    proc = _subprocess_eval(["--problem", "f1-conv-layer-accounting", "--model", "x",
+                             "--base-url", "http://127.0.0.1:9/v1", "--api-key-env", "NONE", "--samples", "3",
+                             "--max-attempts", "2", "--runs-dir", str(tmp_path), "--quiet"])
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, err
+    errors = [l for l in err.splitlines() if l.startswith("error:")]
+    assert len(errors) == 1 and "http://127.0.0.1:9/v1" in errors[0] and "cannot reach" in errors[0]
+    assert "Traceback" not in err and out == ""
+
+
+def test_some_failed_requests_are_counted_on_screen_and_the_run_resumes(tmp_path):
+    code = (F1 / "solution.py").read_text()
+
+    def answer(prompt, body):
+        if body["seed"] == 1 and not answer.fixed:
+            raise RuntimeError("this sample's requests fail")  # the server drops the connection
+        return fenced(code)
+
+    answer.fixed = False
+    with FakeModelServer(answer) as srv:
+        args = ["--problem", "f1-conv-layer-accounting", "--model", "fake", "--base-url", srv.base_url,
+                "--api-key-env", "NONE", "--samples", "3", "--max-attempts", "2", "--runs-dir", str(tmp_path),
+                "--name", "partial", "--quiet"]
+        proc = _subprocess_eval(args)
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 4, err
+        assert f"1 completion request(s) to {srv.base_url} failed" in err
+        assert f"--resume {tmp_path / 'partial'}" in err
+        answer.fixed = True
+        proc = _subprocess_eval(["--resume", str(tmp_path / "partial"), "--quiet"])
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err
+    st = RunDir(tmp_path / "partial").state()
+    assert {k[3] for k in st.final_grades} == {0, 1, 2}
+
+
+@pytest.mark.parametrize("option", ["--samples", "--workers", "--concurrency", "--batch", "--rounds", "--qa-items"])
+def test_non_positive_counts_are_clear_errors(option, tmp_path, capsys):
+    rc = main(["eval", "--problem", "f1-conv-layer-accounting", option, "0", "--runs-dir", str(tmp_path), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"{option} must be >= 1 (got 0)" in err
+    assert not list(tmp_path.iterdir()), "nothing is run"
+
+
+def test_json_without_a_file_writes_only_json_to_stdout(tmp_path):
+    proc = _subprocess_eval(["--problem", "f1-conv-layer-accounting", "--samples", "2", "--runs-dir", str(tmp_path),
+                             "--json"])
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err
+    summary = json.loads(out)  # the whole of stdout is one JSON document
+    assert summary["samples"]["counted"] == 2
+    assert "headline" in err and "NOTE" in err  # the human tables went to stderr
+
+
+def test_every_exit_status_is_listed_in_the_help_and_the_readme():
+    from grader.cli.app import build_parser
+
+    text = build_parser()._subparsers._group_actions[0].choices["eval"].format_help()
+    readme = (ROOT / "README.md").read_text()
+    for code in ("0", "1", "2", "3", "4", "130"):
+        assert re.search(rf"^\s+{code}\s+\S", text, re.M), f"exit status {code} missing from eval --help"
+        assert re.search(rf"^\| `?{code}`? \|", readme, re.M), f"exit status {code} missing from the README"

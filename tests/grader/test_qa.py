@@ -106,6 +106,8 @@ def test_no_qa_prompt_contains_a_hidden_vector(catalog):
     """No Q&A prompt holds a code-mode hidden vector's inputs or its expected output."""
     for p in catalog.problems():
         vs = vectors.load(p)
+        shown = {json.dumps({f.name: v.expected[f.name] for f in p.data.outputs}, separators=(", ", ": "))
+                 for v in vs.visible}  # an example's output may equal a hidden one's (another input)
         for it in qa_items(p, vs.hidden, 5):
             prompt = render_qa_prompt(p, it, vs.visible)
             for v in vs.hidden:
@@ -113,7 +115,7 @@ def test_no_qa_prompt_contains_a_hidden_vector(catalog):
                                  for q, a in zip(p.data.signature.params, v.args))
                 assert call not in prompt, f"{p.qualified_id} {it.id} shows hidden inputs {v.id}"
                 out = json.dumps({f.name: v.expected[f.name] for f in p.data.outputs}, separators=(", ", ": "))
-                assert out not in prompt, f"{p.qualified_id} {it.id} shows the expected output of {v.id}"
+                assert out in shown or out not in prompt, f"{p.qualified_id} {it.id} shows the output of {v.id}"
             if it.kind == "value":  # and of course not its own answer
                 assert json.dumps(it.expected, separators=(", ", ": ")) not in prompt
 

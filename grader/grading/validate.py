@@ -9,6 +9,8 @@ For every problem:
 * **vectors**: hidden inputs are distinct and disjoint from the visible examples;
 * **spec coverage**: every parameter, every input field and every output key is named in spec.md;
 * **domain**: every hidden and visible input satisfies every ``[[domain]]`` rule of problem.toml;
+* **qa**: the problem has Q&A instances (a ``[qa]`` seed), inside the domain and answered in range,
+  and every choice question yields its full count of untied items;
 * **reference range**: on every generated input the reference neither raises nor divides by zero,
   and returns no negative integer (unless its field is ``signed``) and no NaN or infinity;
 * **gold**: the reference itself, bundled as a candidate, passes every hidden vector through the
@@ -195,6 +197,37 @@ def _probe(problem: Problem, report: ProblemReport) -> None:
     _range_check(report, answers, len(inputs))
 
 
+QA_CHECK_ITEMS = 5
+
+
+def _qa_check(problem: Problem, report: ProblemReport, hidden: tuple[Vector, ...]) -> None:
+    """Q&A items: a [qa] seed, instances inside the domain that the reference answers in range,
+    and the full count of items for every choice question (ties leave too few otherwise)."""
+    from ..packs.qa import qa_items
+
+    if problem.data.qa is None:
+        report.add("qa", False, "no [qa] table: the problem has no Q&A items (add [qa] seed = N)")
+        return
+    try:
+        items = qa_items(problem, hidden, QA_CHECK_ITEMS)
+    except GraderError as exc:
+        report.add("qa", False, str(exc))
+        return
+    names = [p.name for p in problem.data.signature.params]
+    values = [it for it in items if it.kind == "value"]
+    bad = [f"{it.id} {v.describe()}" for it in values
+           for v in violations(problem.data.domain, dict(zip(names, it.args)))]
+    ranged = [(it.id, _answer_range(problem.data.outputs, it.expected)) for it in values]
+    out_of_range = [f"{i}: {w}" for i, ws in ranged for w in ws]
+    short = [f"question {j} ({c.kind} {c.field or c.keys}) gave {n} of {QA_CHECK_ITEMS} items"
+             for j, c in enumerate(problem.data.qa.choices)
+             if (n := sum(it.id.startswith(f"c{j}.") for it in items)) < QA_CHECK_ITEMS]
+    problems = bad + out_of_range + short
+    report.add("qa", not problems,
+               f"{len(values)} value items and {len(items) - len(values)} choice items from seed {problem.data.qa.seed}"
+               if not problems else "; ".join(problems[:4]))
+
+
 def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector, ...], tuple[Vector, ...]] | None:
     """Every check that needs no sandbox. Returns (hidden, visible) when vectors could be made."""
     from reference_models import GENERATORS, REFERENCES
@@ -257,6 +290,8 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
     report.add("spec coverage", not undocumented,
                "every parameter, input field and output key is named in spec.md" if not undocumented
                else "not named in spec.md: " + ", ".join(undocumented[:12]))
+
+    _qa_check(problem, report, hidden)
 
     n_real = sum(1 for v in hidden if is_real(v))
     if problem.tier == "model" or n_real or d.simulator:

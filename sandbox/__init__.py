@@ -6,6 +6,7 @@ what happened. ``docker`` is imported in this package only.
 
 from .errors import EngineUnavailable, ImageBuildError, ImageMissing, InfrastructureError, SandboxError
 from .models import Case, CaseResult, ContainerInfo, ErrorInfo, ExecResult, Job, Limits, LoadResult, StopInfo
+from .runtimes import RuntimeNotRegistered, require_runtime
 
 __all__ = [
     "Case",
@@ -20,6 +21,8 @@ __all__ = [
     "Job",
     "Limits",
     "LoadResult",
+    "RuntimeNotRegistered",
     "SandboxError",
     "StopInfo",
+    "require_runtime",
 ]

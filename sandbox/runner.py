@@ -194,8 +194,11 @@ class Sandbox:
     def run_many(self, jobs: list[Job], limits: Limits | None = None) -> list[ExecResult]:
         """Run several candidates one after another in one fresh container (batch mode).
 
-        Each job gets a fresh worker process; between jobs every leftover process is killed and
-        the scratch space (and /dev/shm) wiped. Results come back in job order. If a candidate
+        Each job gets a fresh worker process; between jobs every leftover process is killed, the
+        scratch space, /dev/shm and /dev/mqueue wiped and every System V IPC object removed (a
+        container that cannot be made clean is retired: the rest run in a fresh one), and the
+        host reads the kernel's memory records of the container for each job on its own.
+        Results come back in job order. If a candidate
         takes the whole container down (kills the supervisor, floods the channel), it gets the
         verdict it earned and the jobs that had not started yet run again in a fresh container,
         so no sample's result depends on which other samples shared its container.

@@ -30,9 +30,8 @@ Where runsc differs, and what the sandbox does about it:
 
 from __future__ import annotations
 
-import docker
+from typing import Any
 
-from .engine import API_ERRORS, short_error
 from .errors import EngineUnavailable, SandboxError
 
 DEFAULT_RUNTIME = "runc"
@@ -78,8 +77,10 @@ def extra_ulimits(runtime: str | None, pids: int) -> list[tuple[str, int]]:
     return []
 
 
-def registered_runtimes(client: docker.APIClient) -> tuple[list[str], str]:
-    """The runtimes the engine knows and its default one."""
+def registered_runtimes(client: Any) -> tuple[list[str], str]:
+    """The runtimes the engine knows and its default one (``client``: a docker.APIClient)."""
+    from .engine import API_ERRORS, short_error  # docker is imported only when an engine is used
+
     try:
         info = client.info()
     except API_ERRORS as exc:
@@ -87,7 +88,7 @@ def registered_runtimes(client: docker.APIClient) -> tuple[list[str], str]:
     return sorted((info.get("Runtimes") or {}).keys()), info.get("DefaultRuntime") or DEFAULT_RUNTIME
 
 
-def require_runtime(client: docker.APIClient, runtime: str | None) -> str:
+def require_runtime(client: Any, runtime: str | None) -> str:
     """Check that the engine can run containers under ``runtime``; returns the name in effect.
 
     Raises RuntimeNotRegistered with the fix when it cannot. None means the engine's default.

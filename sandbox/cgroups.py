@@ -150,7 +150,12 @@ class HostCgroup:
         )
 
     def reset_peak(self) -> bool:
-        """Reset the high-water mark to the current usage (needs write access: root). True if done."""
+        """Reset the high-water mark to the current usage (needs write access: root). True if done.
+
+        On v2 (6.12 and later) a write resets only the writer's own view of ``memory.peak``, so
+        the mark read next stays the global one; :func:`memory_evidence` then ignores a mark that
+        was already at the limit, and ``memory.events`` (counters) still tells each sample apart.
+        """
         name = "memory.max_usage_in_bytes" if self.version == 1 else "memory.peak"
         try:
             fd = os.open(self._f(name), os.O_WRONLY | os.O_TRUNC)

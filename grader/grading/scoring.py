@@ -394,7 +394,7 @@ def grade(result: ExecResult, vectors: Sequence[Vector], outputs: Sequence[Field
         return Grade(verdict=Verdict.PASS, reason=f"all {total} vectors match", **common)
     n_bad = len(failed_ids)
     if worst is Verdict.RUNTIME_ERROR:
-        f0 = next(f for f in failures if f.kind == "runtime_error") if failures else None
+        f0 = next((f for f in failures if f.kind == "runtime_error"), None)
         detail = f"{f0.error_type}: {f0.error_message[:200]}" if f0 else first_exc or "exception"
         reason = f"raised {detail} on {n_bad} of {total} vectors"
     elif worst is Verdict.WRONG_TYPE:

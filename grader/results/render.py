@@ -35,6 +35,13 @@ def render_summary(s: dict[str, Any], *, per_problem: bool = True, con: Any = No
     con.print(f"[bold]run[/bold] {run['id']}  model [bold]{run['model']}[/bold] ({run['source']})  pack {packs}"
               + (f"  modes {', '.join(modes)}" if modes != ["code"] else "")
               + (f"  rounds {run['rounds']} (feedback: {run.get('feedback')})" if run.get("rounds", 1) > 1 else ""))
+    cost = (run.get("cost_usd") or {}).get("total") or {}
+    if cost.get("calls"):
+        by_round = (run.get("cost_usd") or {}).get("by_round") or {}
+        con.print(f"model calls {cost['calls']}: {cost['prompt_tokens']} prompt + {cost['completion_tokens']} "
+                  f"completion tokens" + (f", ${cost['usd']:.4f}" if cost.get("usd") else "")
+                  + ("; per round " + ", ".join(f"{r}: {v['calls']} calls" + (f" ${v['usd']:.4f}" if v.get("usd") else "")
+                                                for r, v in by_round.items()) if len(by_round) > 1 else ""))
     if "code" not in modes:
         _render_qa(con, s, per_problem)
         _render_revision(con, s)

@@ -108,3 +108,26 @@ def test_compare_output_float_field_accepts_ints_but_not_bools():
     out = [FieldSpec(name="x", type="float", rtol=0.0, atol=0.0)]
     assert compare_output(out, {"x": 2.0}, {"x": 2}) == []
     assert compare_output(out, {"x": 2.0}, {"x": True})[0].kind == "type"
+
+
+def test_a_runtime_error_after_many_wrong_answers_is_still_one_verdict():
+    """The failures kept are the first few; the worst verdict may come from a vector not kept."""
+    vecs = [Vector(id=f"h{i}", args=[i], expected=EXP) for i in range(8)]
+    wrong = dict(EXP, reads=36)
+    cases = [CaseResult(id=v.id, ok=True, value=wrong) for v in vecs[:7]]
+    cases.append(CaseResult(id="h7", ok=False, error=ErrorInfo(type="ZeroDivisionError", message="division by zero")))
+    g = grade(result(cases=cases), vecs, OUT)
+    assert g.verdict is Verdict.RUNTIME_ERROR
+    assert "ZeroDivisionError" in g.reason and "8 of 8" in g.reason
+
+
+def test_an_integer_beyond_the_float_range_is_a_wrong_answer_not_a_crash():
+    g = grade(result(dict(EXP, energy=10**400)), VECS, OUT)
+    assert g.verdict is Verdict.WRONG_ANSWER
+    assert any(d.path == "energy" and "beyond the range" in d.note for f in g.failures for d in f.diffs)
+
+
+def test_extra_keys_are_listed_up_to_a_cap():
+    got = dict(EXP, **{f"k{i}": i for i in range(5000)})
+    diffs = compare_output(OUT, EXP, got)
+    assert 0 < len(diffs) <= 24 and all(d.kind == "extra" for d in diffs)

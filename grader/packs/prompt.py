@@ -9,16 +9,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from sandbox.models import Limits
+
 from .problems import Problem
 from .vectors import Vector
 
-PROMPT_VERSION = 2
+PROMPT_VERSION = 3
 
 _INSTRUCTIONS = """\
 Write one self-contained Python 3.11 module that defines `{entry}` with exactly this signature.
 Use only the standard library and numpy. Do not read files, use the network or print anything
 that matters: only the returned value is graded. It is called once per test input, with the
-arguments positionally in the order above.
+arguments positionally in the order above. {limits}
 Return a plain dict with exactly the keys listed, holding plain Python values (int, float, str,
 bool, list, dict; numpy scalars are accepted). Integers must be Python integers, not floats.
 Answer with the complete module in a single ```python fenced code block."""
@@ -66,5 +68,16 @@ def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
             expected = {f.name: v.expected[f.name] for f in problem.data.outputs}
             lines += [f"Example {n}:", "", "```python", f"{sig.entry_point}({call})", "# returns",
                       f"{_json(expected)}", "```", ""]
-    lines += ["## Answer format", "", _INSTRUCTIONS.format(entry=sig.entry_point)]
+    lines += ["## Answer format", "", _INSTRUCTIONS.format(entry=sig.entry_point, limits=limits_sentence(problem))]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def limits_sentence(problem: Problem) -> str:
+    """What every call may use, and how large the hidden inputs get: rules a solver must know."""
+    lim = problem.sandbox_limits(Limits())
+    text = (f"Each call may use {lim.case_cpu_s:g} s of CPU time and {lim.memory_mb} MB of memory (loading the "
+            f"module: {lim.load_cpu_s:g} s); a call that runs out of time fails the test.")
+    if problem.data.generator.real is not None:
+        text += (" The hidden test inputs include real layer and accelerator sizes, far larger than the examples "
+                 "(millions of MACs and more).")
+    return text

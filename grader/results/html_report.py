@@ -1,5 +1,12 @@
 """A run's results as one self-contained HTML page (the summary of ``report``, plus the failing samples).
 
+The page shows what the terminal report shows, section by section: the code-mode headline, runs,
+verdicts and the figures by tier, difficulty and family; the Q&A-mode headline and figures with
+per-field accuracy; the reasoning-vs-code gap; the self-revision rounds per mode; the cost per
+round; and the failing samples (code, Q&A answers, and revised samples' rounds one after another
+with the feedback given between them). ``leaderboard.py`` draws several runs side by side with the
+same page shell.
+
 The page holds everything inline: CSS, a little JS (table sorting, sample filters) and charts drawn
 here as SVG. It loads nothing, so it renders the same offline, and a Content-Security-Policy
 forbids every fetch and every script but its own two (pinned by hash). Every string that comes
@@ -8,8 +15,8 @@ block with ``<``, ``>`` and ``&`` escaped, never as script.
 
 Test hooks: the page sets ``data-ready="1"`` on ``<body>`` when its script has run and collects
 script errors and policy violations into ``data-errors``; the fragment ``#sort=<column>`` (``-``
-before the column for descending) sorts the per-problem table on load and ``#filter=<verdict>``
-filters the failing samples.
+before the column for descending) sorts the per-problem table on load (the Q&A one in a Q&A-only
+run), ``#filter=<verdict>`` filters the failing samples and ``#mode=<code|qa>`` keeps one mode's.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from typing import Any
 from .render import ci_text, pct, verdict_label
 from .summary import failing_records
 
-MAX_SAMPLES_SHOWN = 200
+MAX_SAMPLES_SHOWN = 200  # per mode
 MAX_CODE_CHARS = 8_000
 MAX_CODE_LINES = 250
 MAX_TRACE_CHARS = 3_000
@@ -34,11 +41,17 @@ MAX_OUTPUT_CHARS = 1_500
 MAX_VALUE_CHARS = 200
 MAX_INPUT_CHARS = 600
 MAX_DIFF_ROWS = 40
+MAX_REPLY_CHARS = 6_000  # a Q&A reply: head and tail beyond this
+MAX_ANSWER_CHARS = 4_000
+MAX_FEEDBACK_CHARS = 4_000
 
 DIFFICULTY_ORDER = {"easy": 0, "medium": 1, "hard": 2}
+MODE_ORDER = {"code": 0, "qa": 1}
+MODE_LABEL = {"code": "code", "qa": "Q&A"}
 
 VERDICT_COLORS = {
     "pass": "#1a7f37",
+    "correct": "#1a7f37",
     "wrong_answer": "#cf222e",
     "wrong_type": "#bf3989",
     "runtime_error": "#d1490b",
@@ -48,17 +61,29 @@ VERDICT_COLORS = {
     "load_error": "#a0361c",
     "missing_entry_point": "#8c6d4f",
     "no_code": "#6e7781",
+    "no_answer": "#6e7781",
     "crashed": "#424a53",
     "infra_error": "#a8b1bb",
 }
+PASSING = ("pass", "correct")
 
 
 # ------------------------------------------------------------------------------------------
 # data
 # ------------------------------------------------------------------------------------------
 
+def _attempt(h: dict[str, Any]) -> dict[str, Any]:
+    """One revision round of a sample, as the page shows it."""
+    g = h.get("grade") or {}
+    return {"round": h.get("round", 0), "verdict": h.get("verdict") or "", "reason": h.get("reason") or "",
+            "code": h.get("code"), "answer": h.get("answer"), "text": h.get("text") or "",
+            "failures": g.get("failures") or [], "output_tail": g.get("output_tail") or "",
+            "feedback": h.get("feedback") or ""}
+
+
 def failing_samples(run_path: Path) -> list[dict[str, Any]]:
-    """Every sample of a run whose final verdict is not a pass, with what the page shows of it."""
+    """Every sample of a run whose final verdict is not a pass, with what the page shows of it
+    (code-mode samples first, then Q&A answers)."""
     out: list[dict[str, Any]] = []
     for r in failing_records(Path(run_path)):
         g = r["grade"]
@@ -81,7 +106,14 @@ def failing_samples(run_path: Path) -> list[dict[str, Any]]:
             "vectors_passed": g.get("vectors_passed"),
             "vectors_total": g.get("vectors_total"),
             "extraction": (r["extraction"] or {}).get("reason", ""),
+            "mode": r.get("mode") or "code",
+            "item": r.get("item") or "",
+            "round": r.get("round") or 0,
+            "answer": r.get("answer"),
+            "text": r.get("text") or "",
+            "rounds": [_attempt(h) for h in r.get("rounds") or []],
         })
+    out.sort(key=lambda sm: MODE_ORDER.get(sm["mode"], 9))  # stable: the journal's order within a mode
     return out
 
 
@@ -155,12 +187,42 @@ def _f(x: float) -> str:
     return f"{x:.1f}".rstrip("0").rstrip(".") if x != int(x) else str(int(x))
 
 
+def _clip_middle(text: str, limit: int) -> tuple[str, str, int]:
+    """(head, tail, characters left out): the start and the end of a long text."""
+    if len(text) <= limit:
+        return text, "", 0
+    half = limit // 2
+    return text[:half], text[-half:], len(text) - 2 * half
+
+
+def points(x: float | None) -> str:
+    """A difference of two rates in percentage points, signed."""
+    return "-" if x is None else f"{100 * x:+.1f}"
+
+
+def points_ci(ci: list[float] | None) -> str:
+    return "-" if not ci else f"[{points(ci[0])}, {points(ci[1])}]"
+
+
+def heat_color(v: float | None) -> tuple[str, str]:
+    """(background, text colour) of a heat-map cell: one blue hue, darker for higher rates."""
+    if v is None:
+        return "#f6f8fa", "#59636e"
+    v = max(0.0, min(1.0, v))
+    light = 97 - 62 * v
+    return f"hsl(212 72% {light:.0f}%)", ("#ffffff" if light < 58 else "#1f2328")
+
+
+def _modes_text(modes: list[str]) -> str:
+    return " and ".join(MODE_LABEL.get(m, m) for m in modes)
+
+
 # ------------------------------------------------------------------------------------------
 # charts (inline SVG)
 # ------------------------------------------------------------------------------------------
 
-def runs_chart(runs: dict[str, Any]) -> str:
-    """Vertical bars of every run's pass rate, the mean as a dashed line, its 95% CI as a band."""
+def runs_chart(runs: dict[str, Any], prefix: str = "runs", what: str = "pass rate") -> str:
+    """Vertical bars of every run's pass rate (or accuracy), the mean as a dashed line, its 95% CI as a band."""
     rates = [r for r in runs.get("runs") or [] if r is not None]
     if not rates:
         return '<p class="muted">No graded samples yet.</p>'
@@ -174,9 +236,9 @@ def runs_chart(runs: dict[str, Any]) -> str:
     n = len(rates)
     band = pw / n
     bw = max(1.5, min(56.0, band * 0.68))
-    out = [f'<svg class="chart runs" viewBox="0 0 {w} {h}" role="img" aria-labelledby="runs-t runs-d">',
-           '<title id="runs-t">Pass rate of each run</title>',
-           f'<desc id="runs-d">{n} runs; mean {esc(pct(runs.get("mean")))}</desc>']
+    out = [f'<svg class="chart runs" viewBox="0 0 {w} {h}" role="img" aria-labelledby="{prefix}-t {prefix}-d">',
+           f'<title id="{prefix}-t">{esc(what.capitalize())} of each run</title>',
+           f'<desc id="{prefix}-d">{n} runs; mean {esc(pct(runs.get("mean")))}</desc>']
     for t in (0, 0.25, 0.5, 0.75, 1.0):
         out.append(f'<line class="grid" x1="{ml}" x2="{ml + pw}" y1="{_f(y(t))}" y2="{_f(y(t))}"/>'
                    f'<text class="ax" x="{ml - 6}" y="{_f(y(t) + 4)}" text-anchor="end">{int(t * 100)}%</text>')
@@ -204,6 +266,84 @@ def runs_chart(runs: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def gap_svg(gap: float | None, width: int = 240) -> str:
+    """A diverging bar from the middle: right (blue) when Q&A does better, left (orange) when code does."""
+    h = 16
+    mid = width / 2
+    parts = [f'<svg class="gapbar" viewBox="0 0 {width} {h}" width="{width}" height="{h}" aria-hidden="true">',
+             f'<rect class="track" x="0" y="3" width="{width}" height="10" rx="2"/>']
+    for t in (-0.5, 0.5):
+        parts.append(f'<line class="grid" x1="{_f(mid + t * mid)}" x2="{_f(mid + t * mid)}" y1="1" y2="{h - 1}"/>')
+    if gap is not None:
+        g = max(-1.0, min(1.0, gap))
+        x0, x1 = sorted((mid, mid + g * mid))
+        cls = "qa" if g > 0 else "code"
+        parts.append(f'<rect class="{cls}" x="{_f(x0)}" y="3" width="{_f(max(0.8, x1 - x0))}" height="10" rx="1.5"/>')
+    parts.append(f'<line class="zero" x1="{_f(mid)}" x2="{_f(mid)}" y1="0" y2="{h}"/></svg>')
+    return "".join(parts)
+
+
+def ci_svg(v: float | None, ci: list[float] | None, width: int = 130, cls: str = "") -> str:
+    """A rate as a dot on a 0-100% track with its 95% CI as a whisker."""
+    h, pad = 14, 3
+    pw = width - 2 * pad
+
+    def x(u: float) -> float:
+        return pad + pw * max(0.0, min(1.0, u))
+
+    parts = [f'<svg class="cisvg {esc(cls)}" viewBox="0 0 {width} {h}" width="{width}" height="{h}" aria-hidden="true">',
+             f'<rect class="track" x="{pad}" y="5" width="{pw}" height="4" rx="2"/>']
+    for t in (0.25, 0.5, 0.75):
+        parts.append(f'<line class="grid" x1="{_f(x(t))}" x2="{_f(x(t))}" y1="2" y2="{h - 2}"/>')
+    if ci:
+        parts.append(f'<line class="whisker" x1="{_f(x(ci[0]))}" x2="{_f(x(ci[1]))}" y1="7" y2="7"/>'
+                     f'<line class="whisker" x1="{_f(x(ci[0]))}" x2="{_f(x(ci[0]))}" y1="3" y2="11"/>'
+                     f'<line class="whisker" x1="{_f(x(ci[1]))}" x2="{_f(x(ci[1]))}" y1="3" y2="11"/>')
+    if v is not None:
+        parts.append(f'<circle class="pt" cx="{_f(x(v))}" cy="7" r="4"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def rounds_chart(rounds: list[dict[str, Any]], prefix: str, metric: str) -> str:
+    """The rate after each revision round: a line through the rounds, each with its 95% CI."""
+    pts = [(r["round"], r.get("rate"), r.get("rate_ci95")) for r in rounds]
+    if not pts:
+        return ""
+    w, h = 960, 210
+    ml, mr, mt, mb = 48, 40, 14, 34
+    pw, ph = w - ml - mr, h - mt - mb
+    n = len(pts)
+
+    def x(i: int) -> float:
+        return ml + (pw * (i + 0.5) / n)
+
+    def y(v: float) -> float:
+        return mt + ph * (1 - max(0.0, min(1.0, v)))
+
+    out = [f'<svg class="chart rounds" viewBox="0 0 {w} {h}" role="img" aria-labelledby="{prefix}-t">',
+           f'<title id="{prefix}-t">{esc(metric)} after each revision round, with its 95% CI</title>']
+    for t in (0, 0.25, 0.5, 0.75, 1.0):
+        out.append(f'<line class="grid" x1="{ml}" x2="{ml + pw}" y1="{_f(y(t))}" y2="{_f(y(t))}"/>'
+                   f'<text class="ax" x="{ml - 6}" y="{_f(y(t) + 4)}" text-anchor="end">{int(t * 100)}%</text>')
+    line = [(x(i), y(v)) for i, (_, v, _) in enumerate(pts) if v is not None]
+    if len(line) > 1:
+        out.append('<polyline class="trend" points="' + " ".join(f"{_f(a)},{_f(b)}" for a, b in line) + '"/>')
+    for i, (rnd, v, ci) in enumerate(pts):
+        cx = x(i)
+        if ci:
+            out.append(f'<line class="ciw" x1="{_f(cx)}" x2="{_f(cx)}" y1="{_f(y(ci[1]))}" y2="{_f(y(ci[0]))}"/>'
+                       f'<line class="ciw" x1="{_f(cx - 7)}" x2="{_f(cx + 7)}" y1="{_f(y(ci[1]))}" y2="{_f(y(ci[1]))}"/>'
+                       f'<line class="ciw" x1="{_f(cx - 7)}" x2="{_f(cx + 7)}" y1="{_f(y(ci[0]))}" y2="{_f(y(ci[0]))}"/>')
+        if v is not None:
+            out.append(f'<circle class="pt" cx="{_f(cx)}" cy="{_f(y(v))}" r="5">'
+                       f'<title>{esc(f"round {rnd}: {pct(v)} (95% CI {ci_text(ci)})")}</title></circle>'
+                       f'<text class="val" x="{_f(cx + 10)}" y="{_f(y(v) - 6)}">{esc(pct(v))}</text>')
+        out.append(f'<text class="ax" x="{_f(cx)}" y="{mt + ph + 16}" text-anchor="middle">round {rnd}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
 def _axis_svg(width: int = 300) -> str:
     """The 0-100% scale above a column of spread bars."""
     parts = [f'<svg class="scale" viewBox="0 0 {width} 14" width="{width}" height="14" aria-hidden="true">']
@@ -215,8 +355,8 @@ def _axis_svg(width: int = 300) -> str:
     return "".join(parts)
 
 
-def spread_svg(p1: float | None, spread: dict[str, Any], width: int = 300) -> str:
-    """A pass@1 bar with the run-to-run range as a whisker and each run as a dot."""
+def spread_svg(p1: float | None, spread: dict[str, Any], width: int = 300, label: str = "pass@1") -> str:
+    """A pass@1 (or accuracy) bar with the run-to-run range as a whisker and each run as a dot."""
     h, pad = 22, 4
     pw = width - 2 * pad
 
@@ -224,7 +364,7 @@ def spread_svg(p1: float | None, spread: dict[str, Any], width: int = 300) -> st
         return pad + pw * max(0.0, min(1.0, v))
 
     parts = [f'<svg class="spread" viewBox="0 0 {width} {h}" width="{width}" height="{h}" role="img">']
-    tip = (f"pass@1 {pct(p1)}; run std {pct(spread.get('std'), 2)}; "
+    tip = (f"{label} {pct(p1)}; run std {pct(spread.get('std'), 2)}; "
            f"run range {pct(spread.get('min'))} - {pct(spread.get('max'))}")
     parts.append(f"<title>{esc(tip)}</title>")
     for t in (0.25, 0.5, 0.75):
@@ -268,6 +408,7 @@ def mini_svg(v: float | None, width: int = 64) -> str:
 def _header(s: dict[str, Any]) -> str:
     run = s.get("run") or {}
     samples = s.get("samples") or {}
+    modes = s.get("modes") or run.get("modes") or ["code"]
     out = ['<header class="top">', '<div class="kicker">perfgrade &middot; run report</div>',
            f'<h1>{esc(run.get("model", "?"))}</h1>',
            f'<p class="sub">run <code>{esc(run.get("id", "?"))}</code> &middot; source {esc(run.get("source", "?"))}'
@@ -277,10 +418,16 @@ def _header(s: dict[str, Any]) -> str:
     if run.get("ungraded"):
         out.append(f'<div class="notice warn" role="note"><strong>Incomplete run:</strong> '
                    f'{esc(run["ungraded"])} sample(s) not graded yet (resume the run).</div>')
-    counted = (f'{esc(run.get("problems"))} problems &times; {esc(run.get("samples_per_problem"))} samples; '
-               f'{esc(samples.get("counted", 0))} graded samples counted')
-    if samples.get("infra_excluded"):
-        counted += f', {esc(samples["infra_excluded"])} excluded (infrastructure errors)'
+    counted = (f'{esc(run.get("problems"))} problems &times; {esc(run.get("samples_per_problem"))} samples; ')
+    if "code" in modes:
+        counted += f'{esc(samples.get("counted", 0))} graded samples counted'
+        if samples.get("infra_excluded"):
+            counted += f', {esc(samples["infra_excluded"])} excluded (infrastructure errors)'
+    if "qa" in modes:
+        qs = (s.get("qa") or {}).get("samples") or {}
+        counted += ("; " if "code" in modes else "") + f'{esc(qs.get("counted", 0))} Q&amp;A answers counted'
+        if qs.get("infra_excluded"):
+            counted += f', {esc(qs["infra_excluded"])} excluded (infrastructure errors)'
     if run.get("ungraded"):
         counted += f', {esc(run["ungraded"])} not graded yet (resume the run)'
     if run.get("generation_failures"):
@@ -291,7 +438,14 @@ def _header(s: dict[str, Any]) -> str:
     if packs:
         meta.append(("pack", ", ".join(
             f'{esc(k)} {esc((v or {}).get("version"))} <code title="{esc((v or {}).get("hash"))}">'
-            f'{esc(str((v or {}).get("hash"))[:12])}</code>' for k, v in packs.items())))
+            f'{esc(str((v or {}).get("hash"))[:12])}</code>'
+            + (f' <span class="muted">({esc((v or {}).get("tier"))} tier)</span>' if (v or {}).get("tier") else "")
+            for k, v in packs.items())))
+    if modes != ["code"]:
+        meta.append(("modes", esc(_modes_text(modes))))
+    if (run.get("rounds") or 1) > 1:
+        meta.append(("revision", f'up to {esc(run["rounds"])} rounds per sample; feedback: {esc(run.get("feedback"))}'
+                     + ("; passing samples revised too" if run.get("revise_all") else "")))
     if run.get("base_url"):
         meta.append(("endpoint", f'<code>{esc(run["base_url"])}</code>'))
     gen = {k: v for k, v in (run.get("generation") or {}).items() if k != "model" and v is not None}
@@ -316,6 +470,18 @@ def _header(s: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _part(mode: str, s: dict[str, Any]) -> str:
+    """A banner between the code-mode and the Q&A-mode sections of a run with both."""
+    if mode == "code":
+        what = "the model writes the function; its code runs in the sandbox against the hidden vectors"
+    else:
+        what = "the model answers concrete instances directly; no code runs, the answer is compared field by field"
+    rounds = ((s.get("run") or {}).get("rounds") or 1) > 1
+    note = " Figures here are round 0 (the one-shot answers); the revision rounds follow below." if rounds else ""
+    return (f'<div class="part" id="part-{esc(mode)}"><span class="pk">{esc(MODE_LABEL[mode])} mode</span>'
+            f'<span class="pd">{esc(what)}.{esc(note)}</span></div>')
+
+
 def _headline(s: dict[str, Any]) -> str:
     h = s.get("headline") or {}
     r = s.get("runs") or {}
@@ -329,7 +495,7 @@ def _headline(s: dict[str, Any]) -> str:
         '<div class="card"><div class="k">run-to-run mean</div>'
         f'<div class="v">{esc(pct(r.get("mean")))}</div>'
         f'<div class="s">95% CI {esc(ci_text(r.get("ci95")))}</div>'
-        f'<div class="s">{n_runs} runs; CI by bootstrap over runs</div></div>',
+        f'<div class="s">{esc(n_runs)} runs; CI by bootstrap over runs</div></div>',
         '<div class="card"><div class="k">run-to-run std</div>'
         f'<div class="v">{esc(pct(r.get("std"), 2))}</div>'
         f'<div class="s">min {esc(pct(r.get("min")))}, max {esc(pct(r.get("max")))}</div>'
@@ -353,71 +519,89 @@ def _headline(s: dict[str, Any]) -> str:
                      f'<div class="v">{esc(pct(fl.get("rate"), 2))}</div>'
                      f'<div class="s">{esc(fl.get("changed"))} of {esc(fl.get("regraded_samples"))} re-graded samples '
                      f'changed verdict</div>' + (f'<ul class="s">{ex}</ul>' if ex else "") + "</div>")
-    return '<section id="headline"><h2>Headline</h2><div class="cards">' + "".join(cards) + "</div></section>"
+    title = "Headline (code mode)" if "qa" in (s.get("modes") or []) else "Headline"
+    return f'<section id="headline"><h2>{title}</h2><div class="cards">' + "".join(cards) + "</div></section>"
 
 
-def _runs(s: dict[str, Any]) -> str:
-    r = s.get("runs") or {}
+def _runs(r: dict[str, Any], sec: str = "runs", title: str = "Runs", what: str = "pass rate",
+          whats: str = "pass rates") -> str:
     rates = r.get("runs") or []
     line = ""
     if rates:
-        line = ('<p class="rates">per-run pass rates: '
+        line = (f'<p class="rates">per-run {esc(whats)}: '
                 + " ".join(f'<span class="rate">{esc(pct(x))}</span>' for x in rates) + "</p>")
-    return ('<section id="runs"><h2>Runs</h2>'
+    return (f'<section id="{sec}"><h2>{esc(title)}</h2>'
             '<p class="caption">Run <i>i</i> is sample <i>i</i> of every problem. Dashed line: the mean over runs; '
             'shaded band: its 95% confidence interval.</p>'
-            f'<figure class="chartbox">{runs_chart(r)}</figure>{line}</section>')
+            f'<figure class="chartbox">{runs_chart(r, sec, what)}</figure>{line}</section>')
 
 
-def _verdicts(s: dict[str, Any]) -> str:
-    verdicts = s.get("verdicts") or {}
+def _verdicts(verdicts: dict[str, int], sec: str = "verdicts", title: str = "Verdicts", unit: str = "samples") -> str:
     total = sum(verdicts.values()) or 1
     rows = []
     for name, n in verdicts.items():
         rows.append(f'<tr data-verdict="{esc(name)}"><td>{_badge(name)}</td><td class="num">{esc(n)}</td>'
                     f'<td class="num">{esc(pct(n / total))}</td>'
                     f'<td class="barcell">{share_svg(n / total, _color(name))}</td></tr>')
-    body = "".join(rows) or '<tr><td colspan="4" class="muted">no graded samples</td></tr>'
-    return ('<section id="verdicts"><h2>Verdicts</h2>'
-            '<table class="data verdicts"><thead><tr><th>verdict</th><th class="num">samples</th>'
+    body = "".join(rows) or f'<tr><td colspan="4" class="muted">no graded {esc(unit)}</td></tr>'
+    return (f'<section id="{sec}"><h2>{esc(title)}</h2>'
+            f'<table class="data verdicts"><thead><tr><th>verdict</th><th class="num">{esc(unit)}</th>'
             f'<th class="num">share</th><th></th></tr></thead><tbody>{body}</tbody></table></section>')
 
 
-def _groups(s: dict[str, Any], key: str, title: str, col: str) -> str:
-    groups = s.get(key) or {}
+def _groups(groups: dict[str, Any], key: str, title: str, col: str, sec: str | None = None,
+            metric: str = "pass@1") -> str:
     rows = []
     for name in _group_order(key, list(groups)):
         row = groups[name]
         sp = row.get("spread") or {}
         rng = f"{pct(sp.get('min'))} - {pct(sp.get('max'))}" if sp.get("min") is not None else "-"
-        rows.append(f'<tr><th scope="row">{esc(name or "(none)")}</th><td class="num">{esc(row.get("problems"))}</td>'
+        rows.append(f'<tr data-group="{esc(name)}"><th scope="row">{esc(name or "(none)")}</th>'
+                    f'<td class="num">{esc(row.get("problems"))}</td>'
                     f'<td class="num strong">{esc(pct(row.get("pass@1")))}</td>'
-                    f'<td class="barcell">{spread_svg(row.get("pass@1"), sp)}</td>'
+                    f'<td class="barcell">{spread_svg(row.get("pass@1"), sp, label=metric)}</td>'
                     f'<td class="num">{esc(pct(sp.get("std"), 2))}</td><td class="num">{esc(rng)}</td></tr>')
     body = "".join(rows) or '<tr><td colspan="6" class="muted">nothing graded</td></tr>'
-    return (f'<section id="{esc(key.replace("_", "-"))}"><h2>{esc(title)}</h2>'
-            '<p class="caption">Bar: pass@1. Whisker: the run-to-run range (lowest to highest run); dots: each run.</p>'
+    sec = sec or key.replace("_", "-")
+    return (f'<section id="{esc(sec)}"><h2>{esc(title)}</h2>'
+            f'<p class="caption">Bar: {esc(metric)}. Whisker: the run-to-run range (lowest to highest run); '
+            'dots: each run.</p>'
             f'<table class="data groups"><thead><tr><th>{esc(col)}</th><th class="num">problems</th>'
-            f'<th class="num">pass@1</th><th class="barcell">{_axis_svg()}</th><th class="num">run std</th>'
+            f'<th class="num">{esc(metric)}</th><th class="barcell">{_axis_svg()}</th><th class="num">run std</th>'
             f'<th class="num">run range</th></tr></thead><tbody>{body}</tbody></table></section>')
 
 
-def _problems(s: dict[str, Any], first_sample: dict[str, int], titles: dict[str, str]) -> str:
+def _sort_head(cols: list[tuple[str, str, str, str]]) -> str:
+    return "".join(f'<th scope="col" class="{c}" data-key="{esc(key)}" data-type="{t}" aria-sort="none">'
+                   f'<button type="button" class="sort">{esc(label)}<span class="arrow" aria-hidden="true"></span>'
+                   f"</button></th>" for key, label, t, c in cols)
+
+
+def _num_v(v: float | None) -> str:
+    return "" if v is None else repr(float(v))
+
+
+def _top_failure(verdicts: dict[str, int], link: int | None) -> str:
+    fails = {k: n for k, n in verdicts.items() if k not in PASSING}
+    if not fails:
+        return '<td data-v="">-</td>'
+    top = max(fails, key=fails.get)
+    inner = esc(f"{verdict_label(top)} ({fails[top]})")
+    if link is not None:
+        inner = f'<a href="#sample-{link}">{inner}</a>'
+    return f'<td data-v="{esc(verdict_label(top))}"><span class="dot" style="--c:{_color(top)}"></span>{inner}</td>'
+
+
+def _problems(s: dict[str, Any], first_sample: dict[tuple[str, str], int], titles: dict[str, str]) -> str:
     h = s.get("headline") or {}
     ks = [k for k in (h.get("pass@k") or {}) if k != "1"]
-    cols = [("problem", "problem", "text", ""), ("family", "family", "text", ""),
+    cols = [("problem", "problem", "text", ""), ("family", "family", "text", ""), ("tier", "tier", "text", ""),
             ("difficulty", "difficulty", "num", ""), ("n", "n", "num", "num"), ("pass1", "pass@1", "num", "num")]
     cols += [(f"pass{k}", f"pass@{k}", "num", "num") for k in ks]
     cols += [("top", "top failure", "text", "")]
-    head = "".join(f'<th scope="col" class="{c}" data-key="{esc(key)}" data-type="{t}" aria-sort="none">'
-                   f'<button type="button" class="sort">{esc(label)}<span class="arrow" aria-hidden="true"></span>'
-                   f"</button></th>" for key, label, t, c in cols)
     rows = []
     for i, row in enumerate(s.get("problems") or []):
         pid = str(row.get("problem", ""))
-        verdicts = row.get("verdicts") or {}
-        fails = {k: n for k, n in verdicts.items() if k != "pass"}
-        top = max(fails, key=fails.get) if fails else None
         p1 = row.get("pass@1")
         diff = str(row.get("difficulty", ""))
         pk = row.get("pass@k") or {}
@@ -426,31 +610,302 @@ def _problems(s: dict[str, Any], first_sample: dict[str, int], titles: dict[str,
         cells = [
             f'<td data-v="{esc(pid)}"><span class="pid"{tip}>{esc(pid.split("/", 1)[-1])}</span></td>',
             f'<td data-v="{esc(row.get("family", ""))}">{esc(row.get("family", ""))}</td>',
+            f'<td data-v="{esc(row.get("tier", ""))}">{esc(row.get("tier", ""))}</td>',
             f'<td data-v="{DIFFICULTY_ORDER.get(diff, 9)}">{esc(diff)}</td>',
             f'<td class="num" data-v="{esc(row.get("n", ""))}">{esc(row.get("n", ""))}'
             + (f' <span class="muted" title="excluded: infrastructure errors">(+{esc(row["infra"])})</span>'
                if row.get("infra") else "") + "</td>",
-            f'<td class="num" data-v="{"" if p1 is None else repr(float(p1))}">{mini_svg(p1)} {esc(pct(p1))}</td>',
+            f'<td class="num" data-v="{_num_v(p1)}">{mini_svg(p1)} {esc(pct(p1))}</td>',
         ]
         for k in ks:
             v = pk.get(k)
-            cells.append(f'<td class="num" data-v="{"" if v is None else repr(float(v))}">{esc(pct(v))}</td>')
-        if top is None:
-            cells.append('<td data-v="">-</td>')
-        else:
-            text = f"{verdict_label(top)} ({fails[top]})"
-            inner = esc(text)
-            if pid in first_sample:
-                inner = f'<a href="#sample-{first_sample[pid]}">{inner}</a>'
-            cells.append(f'<td data-v="{esc(verdict_label(top))}">'
-                         f'<span class="dot" style="--c:{_color(top)}"></span>{inner}</td>')
+            cells.append(f'<td class="num" data-v="{_num_v(v)}">{esc(pct(v))}</td>')
+        cells.append(_top_failure(row.get("verdicts") or {}, first_sample.get(("code", pid))))
         rows.append(f'<tr data-problem="{esc(pid)}" data-i="{i}">' + "".join(cells) + "</tr>")
     body = "".join(rows) or f'<tr><td colspan="{len(cols)}" class="muted">no problems graded</td></tr>'
     return ('<section id="problems-section"><h2>Problems</h2>'
             '<p class="caption">Click a column header to sort (again to reverse). '
             '<span class="noprint">A failure links to its first failing sample below.</span></p>'
-            f'<div class="scroll"><table class="data problems" id="problems"><thead><tr>{head}</tr></thead>'
+            f'<div class="scroll"><table class="data problems sortable" id="problems"><thead><tr>{_sort_head(cols)}'
+            f"</tr></thead><tbody>{body}</tbody></table></div></section>")
+
+
+# ------------------------------------------------------------------------------------------
+# Q&A mode
+# ------------------------------------------------------------------------------------------
+
+def _qa_headline(q: dict[str, Any]) -> str:
+    h = q.get("headline") or {}
+    r = q.get("runs") or {}
+    n_runs = len(r.get("runs") or [])
+    cards = [
+        '<div class="card hero"><div class="k">Q&amp;A accuracy</div>'
+        f'<div class="v" id="qa-accuracy">{esc(pct(h.get("accuracy")))}</div>'
+        f'<div class="s">95% CI {esc(ci_text(h.get("accuracy_ci95")))}</div>'
+        '<div class="s">items fully correct; mean over problems; CI by bootstrap over problems '
+        f'({esc(h.get("problems", 0))} problems)</div></div>',
+        '<div class="card"><div class="k">run-to-run mean</div>'
+        f'<div class="v">{esc(pct(r.get("mean")))}</div>'
+        f'<div class="s">95% CI {esc(ci_text(r.get("ci95")))}</div>'
+        f'<div class="s">{esc(n_runs)} runs; CI by bootstrap over runs</div></div>',
+        '<div class="card"><div class="k">run-to-run std</div>'
+        f'<div class="v">{esc(pct(r.get("std"), 2))}</div>'
+        f'<div class="s">min {esc(pct(r.get("min")))}, max {esc(pct(r.get("max")))}</div>'
+        '<div class="s">sample standard deviation of the per-run accuracies</div></div>',
+    ]
+    kinds = q.get("by_kind") or {}
+    if kinds:
+        rows = "".join(f'<div class="kv" data-kind="{esc(k)}"><span class="kn">{esc(k)} items</span>'
+                       f'<b>{esc(pct(v.get("accuracy")))}</b><span class="muted">{esc(v.get("items"))} answers</span></div>'
+                       for k, v in kinds.items())
+        cards.append('<div class="card" id="qa-by-kind"><div class="k">by kind</div>'
+                     f'{rows}<div class="s">value: compute the outputs; choice: pick the right option</div></div>')
+    return ('<section id="qa-headline"><h2>Headline (Q&amp;A mode)</h2><div class="cards">' + "".join(cards)
+            + "</div></section>")
+
+
+def _field_chips(fields: dict[str, float]) -> str:
+    if not fields:
+        return '<span class="muted">choice items only</span>'
+    chips = []
+    for name, v in sorted(fields.items(), key=lambda kv: (kv[1], kv[0])):
+        bg, fg = heat_color(v)
+        chips.append(f'<span class="fchip" data-field="{esc(name)}" style="background:{bg};color:{fg}" '
+                     f'title="{esc(f"{name}: {pct(v)} of value answers right on this field")}">'
+                     f'{esc(name)} <b>{esc(pct(v, 0))}</b></span>')
+    return '<div class="fchips">' + "".join(chips) + "</div>"
+
+
+def _qa_problems(q: dict[str, Any], first_sample: dict[tuple[str, str], int], titles: dict[str, str]) -> str:
+    cols = [("problem", "problem", "text", ""), ("family", "family", "text", ""), ("tier", "tier", "text", ""),
+            ("difficulty", "difficulty", "num", ""), ("n", "answers", "num", "num"),
+            ("accuracy", "accuracy", "num", "num"), ("weakest", "weakest field", "num", ""),
+            ("fields", "per-field accuracy (value items)", "text", "wide"), ("top", "top failure", "text", "")]
+    rows = []
+    for i, row in enumerate(q.get("problems") or []):
+        pid = str(row.get("problem", ""))
+        acc = row.get("accuracy")
+        diff = str(row.get("difficulty", ""))
+        fields = row.get("fields") or {}
+        weak = min(fields, key=lambda k: (fields[k], k)) if fields else None
+        title = titles.get(pid)
+        tip = f' title="{esc(title)}"' if title else ""
+        cells = [
+            f'<td data-v="{esc(pid)}"><span class="pid"{tip}>{esc(pid.split("/", 1)[-1])}</span></td>',
+            f'<td data-v="{esc(row.get("family", ""))}">{esc(row.get("family", ""))}</td>',
+            f'<td data-v="{esc(row.get("tier", ""))}">{esc(row.get("tier", ""))}</td>',
+            f'<td data-v="{DIFFICULTY_ORDER.get(diff, 9)}">{esc(diff)}</td>',
+            f'<td class="num" data-v="{esc(row.get("n", ""))}">{esc(row.get("n", ""))}</td>',
+            f'<td class="num" data-v="{_num_v(acc)}">{mini_svg(acc)} {esc(pct(acc))}</td>',
+            (f'<td data-v="{_num_v(fields[weak])}"><code>{esc(weak)}</code> {esc(pct(fields[weak]))}</td>' if weak
+             else '<td data-v="">-</td>'),
+            f'<td class="wide">{_field_chips(fields)}</td>',
+            _top_failure(row.get("verdicts") or {}, first_sample.get(("qa", pid))),
+        ]
+        rows.append(f'<tr data-problem="{esc(pid)}" data-i="{i}">' + "".join(cells) + "</tr>")
+    body = "".join(rows) or f'<tr><td colspan="{len(cols)}" class="muted">no Q&amp;A answers graded</td></tr>'
+    return ('<section id="qa-problems-section"><h2>Q&amp;A problems</h2>'
+            '<p class="caption">Accuracy: the share of a problem&#x27;s answers (items &times; samples) right on every '
+            'field. Per-field accuracy: the share of its value answers right on that field, weakest first. '
+            '<span class="noprint">Click a column header to sort.</span></p>'
+            f'<div class="scroll"><table class="data problems qa sortable" id="qa-problems"><thead><tr>{_sort_head(cols)}'
+            f"</tr></thead><tbody>{body}</tbody></table></div></section>")
+
+
+def _qa_sections(s: dict[str, Any], first_sample: dict[tuple[str, str], int], titles: dict[str, str]) -> list[str]:
+    q = s.get("qa") or {}
+    out = [_qa_headline(q), _runs(q.get("runs") or {}, "qa-runs", "Runs (Q&A)", "accuracy", "accuracies"),
+           _verdicts(q.get("verdicts") or {}, "qa-verdicts", "Verdicts (Q&A)", "answers")]
+    for key, title, col in (("by_tier", "Q&A by tier", "tier"), ("by_difficulty", "Q&A by difficulty", "difficulty"),
+                            ("by_family", "Q&A by family", "family")):
+        if key == "by_tier" and not q.get(key):
+            continue
+        out.append(_groups(q.get(key) or {}, key, title, col, sec="qa-" + key.replace("_", "-"), metric="accuracy"))
+    out.append(_qa_problems(q, first_sample, titles))
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# reasoning vs code, revision, cost
+# ------------------------------------------------------------------------------------------
+
+def _problem_list(pids: list[str]) -> str:
+    if not pids:
+        return '<span class="muted">none</span>'
+    return " ".join(f'<code class="pill">{esc(p.split("/", 1)[-1])}</code>' for p in pids)
+
+
+def _gap(s: dict[str, Any]) -> str:
+    g = s.get("gap") or {}
+    ci = g.get("gap_ci95")
+    gap = g.get("gap")
+    if gap is None:
+        conclusion = "No problem was graded in both modes."
+    elif ci and ci[0] > 0:
+        conclusion = "Answering directly did reliably better than writing code (the CI is above 0)."
+    elif ci and ci[1] < 0:
+        conclusion = "Writing code did reliably better than answering directly (the CI is below 0)."
+    elif ci:
+        conclusion = "Neither mode did reliably better (the CI includes 0)."
+    else:
+        conclusion = "Too few shared problems for a confidence interval."
+    fam = {str(p.get("problem")): p.get("family", "") for p in s.get("problems") or []}
+    cards = ('<div class="cards gapcards">'
+             '<div class="card hero"><div class="k">Q&amp;A accuracy &minus; code pass@1</div>'
+             f'<div class="v" id="gap-value">{esc(points(gap))}<span class="unit"> points</span></div>'
+             f'<div class="s">95% paired bootstrap CI over {esc(g.get("problems", 0))} problems '
+             f'<span id="gap-ci">{esc(points_ci(ci))}</span></div></div>'
+             '<div class="card"><div class="k">the two modes</div>'
+             f'<table class="kt"><tbody><tr><th scope="row">Q&amp;A accuracy</th><td class="num">{esc(pct(g.get("qa_accuracy")))}</td></tr>'
+             f'<tr><th scope="row">code pass@1</th><td class="num">{esc(pct(g.get("code_pass@1")))}</td></tr></tbody></table>'
+             '<div class="s">over the problems graded in both modes</div></div>'
+             '<div class="card"><div class="k">problems won</div>'
+             f'<table class="kt"><tbody><tr><th scope="row">Q&amp;A better</th><td class="num">{len(g.get("qa_wins") or [])}</td></tr>'
+             f'<tr><th scope="row">code better</th><td class="num">{len(g.get("code_wins") or [])}</td></tr>'
+             f'<tr><th scope="row">tied</th><td class="num">{len(g.get("ties") or [])}</td></tr></tbody></table></div>'
+             "</div>")
+    rows = []
+    for i, r in enumerate(sorted(g.get("rows") or [], key=lambda r: (-r["gap"], r["problem"]))):
+        pid = str(r["problem"])
+        rows.append(f'<tr data-problem="{esc(pid)}" data-i="{i}">'
+                    f'<td data-v="{esc(pid)}"><span class="pid">{esc(pid.split("/", 1)[-1])}</span></td>'
+                    f'<td data-v="{esc(fam.get(pid, ""))}">{esc(fam.get(pid, ""))}</td>'
+                    f'<td class="num" data-v="{_num_v(r["qa"])}">{esc(pct(r["qa"]))}</td>'
+                    f'<td class="num" data-v="{_num_v(r["code"])}">{esc(pct(r["code"]))}</td>'
+                    f'<td class="num strong" data-v="{_num_v(r["gap"])}">{esc(points(r["gap"]))}</td>'
+                    f'<td class="barcell">{gap_svg(r["gap"])}</td></tr>')
+    cols = [("problem", "problem", "text", ""), ("family", "family", "text", ""), ("qa", "Q&A", "num", "num"),
+            ("code", "code", "num", "num"), ("gap", "gap (points)", "num", "num")]
+    head = _sort_head(cols) + ('<th class="barcell"><span class="gapaxis"><span>code better</span>'
+                               '<span>Q&amp;A better</span></span></th>')
+    body = "".join(rows) or '<tr><td colspan="6" class="muted">no problem graded in both modes</td></tr>'
+    return ('<section id="gap"><h2>Reasoning vs code</h2>'
+            '<p class="caption">The same problems in both modes: Q&amp;A accuracy minus code pass@1, per problem and '
+            'overall, with a 95% bootstrap CI that resamples the problems (paired).</p>'
+            f'{cards}<p class="conclusion" id="gap-conclusion">{esc(conclusion)}</p>'
+            f'<dl class="facts wins"><dt>Q&amp;A better on</dt><dd id="qa-wins">{_problem_list(g.get("qa_wins") or [])}</dd>'
+            f'<dt>code better on</dt><dd id="code-wins">{_problem_list(g.get("code_wins") or [])}</dd>'
+            f'<dt>tied on</dt><dd id="ties">{_problem_list(g.get("ties") or [])}</dd></dl>'
+            '<p class="caption">Per problem, sorted by the gap (largest first). Bar: the gap, right of the middle when '
+            'Q&amp;A did better, left when code did; gridlines at &plusmn;50 points.</p>'
+            f'<div class="scroll"><table class="data gap sortable" id="gap-table"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div></section>")
+
+
+VERDICT_TONE = {"helped": "good", "hurt": "bad"}
+SHORT_VERDICT = {"neither helped nor hurt (the CI includes 0)": "neither (CI includes 0)"}
+
+
+def _revision_sentence(mode: str, rev: dict[str, Any]) -> str:
+    rounds = rev.get("rounds") or []
+    if len(rounds) < 2:
+        return "Only one round was graded."
+    metric = "pass@1" if mode == "code" else "Q&A accuracy"
+    first, last = rounds[0], rounds[-1]
+    fixed = sum((r.get("transitions") or {}).get("fixed", 0) for r in rounds[1:])
+    broken = sum((r.get("transitions") or {}).get("broken", 0) for r in rounds[1:])
+    ci = rev.get("final_change_ci95")
+    return (f"{metric} went from {pct(first.get('rate'))} in round 0 to {pct(last.get('rate'))} after round "
+            f"{last.get('round')} ({points(rev.get('final_change'))} points"
+            + (f"; 95% paired bootstrap CI over problems {points_ci(ci)}" if ci else "")
+            + f"). Across the revision rounds {fixed} sample(s) were fixed and {broken} broken.")
+
+
+def _revision_mode(mode: str, rev: dict[str, Any], feedback: str) -> str:
+    metric = "pass@1" if mode == "code" else "accuracy"
+    rounds = rev.get("rounds") or []
+    overall = rev.get("overall") or "no verdict"
+    tone = VERDICT_TONE.get(overall, "neutral")
+    out = [f'<div class="revmode" id="revision-{esc(mode)}" data-mode="{esc(mode)}">',
+           f'<h3>{esc(MODE_LABEL.get(mode, mode))} mode <span class="muted">(feedback: {esc(feedback)})</span></h3>',
+           f'<p class="verdictline {tone}"><span class="rv" data-overall="{esc(overall)}">revision {esc(overall)}</span> '
+           f'{esc(_revision_sentence(mode, rev))}</p>']
+    rows = []
+    for r in rounds:
+        tr = r.get("transitions") or {}
+        first = r is rounds[0]
+        sp = r.get("runs") or {}
+        rng = f"{pct(sp.get('min'))} - {pct(sp.get('max'))}" if sp.get("min") is not None else "-"
+
+        def cell(k: str, tr: dict = tr, first: bool = first) -> str:
+            return f'<td class="num t-{k.replace(" ", "-")}">{"-" if first else esc(tr.get(k, 0))}</td>'
+
+        rows.append(f'<tr data-round="{esc(r.get("round"))}"><th scope="row">round {esc(r.get("round"))}</th>'
+                    f'<td class="num strong">{esc(pct(r.get("rate")))}</td>'
+                    f'<td class="num">{esc(ci_text(r.get("rate_ci95")))}</td>'
+                    f'<td class="num">{"-" if first else esc(points(r.get("change")))}</td>'
+                    f'<td class="num">{"-" if first else esc(points_ci(r.get("change_ci95")))}</td>'
+                    + "".join(cell(k) for k in ("fixed", "broken", "stayed passing", "stayed failing"))
+                    + f'<td class="num">{esc(pct(sp.get("std"), 2))}</td><td class="num">{esc(rng)}</td>'
+                    f'<td>{esc(SHORT_VERDICT.get(r.get("verdict") or "", r.get("verdict") or ""))}</td></tr>')
+    out.append('<div class="scroll"><table class="data revision"><thead><tr><th>round</th>'
+               f'<th class="num">{esc(metric)}</th><th class="num">95% CI</th><th class="num">change</th>'
+               '<th class="num">change CI</th><th class="num">fixed</th><th class="num">broken</th>'
+               '<th class="num">stayed passing</th><th class="num">stayed failing</th><th class="num">run std</th>'
+               '<th class="num">run range</th><th>vs round 0</th></tr></thead>'
+               f'<tbody>{"".join(rows)}</tbody></table></div>')
+    out.append(f'<figure class="chartbox">{rounds_chart(rounds, f"rev-{mode}", metric)}</figure>')
+    for key, col in (("by_tier", "tier"), ("by_family", "family")):
+        names = _group_order(key, sorted({n for r in rounds for n in (r.get(key) or {})}))
+        if not names:
+            continue
+        head = "".join(f'<th class="num">round {esc(r.get("round"))}</th>' for r in rounds)
+        body = []
+        for n in names:
+            vals = [(r.get(key) or {}).get(n) for r in rounds]
+            change = vals[-1] - vals[0] if vals and vals[0] is not None and vals[-1] is not None else None
+            body.append(f'<tr data-group="{esc(n)}"><th scope="row">{esc(n)}</th>'
+                        + "".join(f'<td class="num">{mini_svg(v, 40)} {esc(pct(v))}</td>' for v in vals)
+                        + f'<td class="num strong">{esc(points(change))}</td></tr>')
+        out.append(f'<div class="label">{esc(metric)} by {esc(col)}, round by round</div>'
+                   f'<div class="scroll"><table class="data byround"><thead><tr><th>{esc(col)}</th>{head}'
+                   f'<th class="num">change</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def _revision(s: dict[str, Any]) -> str:
+    revs = {m: r for m, r in (s.get("revision") or {}).items() if r}
+    if not revs:
+        return ""
+    run = s.get("run") or {}
+    parts = ['<section id="revision"><h2>Self-revision</h2>',
+             '<p class="caption">After each graded round a sample that did not pass went back to the model with '
+             'feedback' + (" (passing samples too)" if run.get("revise_all") else "") + '. Each round&#x27;s figure '
+             'is the state after it (a sample not revised keeps its last verdict); change: from round 0, with a '
+             '95% paired bootstrap CI over problems; transitions: from the round before.</p>']
+    for mode in sorted(revs, key=lambda m: MODE_ORDER.get(m, 9)):
+        parts.append(_revision_mode(mode, revs[mode], str(run.get("feedback") or "none")))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _cost(s: dict[str, Any]) -> str:
+    cost = (s.get("run") or {}).get("cost_usd") or {}
+    by_round = cost.get("by_round") or {}
+    if not by_round:
+        return ""
+    total = cost.get("total") or {}
+
+    def row(label: str, r: dict[str, Any], cls: str = "") -> str:
+        return (f'<tr class="{cls}"><th scope="row">{esc(label)}</th><td class="num">{esc(r.get("calls", 0))}</td>'
+                f'<td class="num">{esc(format(int(r.get("prompt_tokens", 0)), ","))}</td>'
+                f'<td class="num">{esc(format(int(r.get("completion_tokens", 0)), ","))}</td>'
+                f'<td class="num">${esc(format(float(r.get("usd") or 0.0), ".4f"))}</td></tr>')
+
+    rows = [row(f"round {k}", v) for k, v in sorted(by_round.items(), key=lambda kv: int(kv[0]))]
+    rows.append(row("total", total, "total"))
+    note = ""
+    if not total.get("prompt_tokens") and not total.get("completion_tokens"):
+        note = ('<p class="muted small">No tokens recorded: the completions came from the offline demo model, a '
+                "completions file or the cache.</p>")
+    elif not total.get("usd"):
+        note = '<p class="muted small">No prices given (eval --price-in and --price-out set USD per million tokens).</p>'
+    return ('<section id="cost"><h2>Cost</h2>'
+            '<p class="caption">Model calls, tokens and USD per revision round (cached calls cost nothing).</p>'
+            '<table class="data cost"><thead><tr><th>round</th><th class="num">calls</th>'
+            '<th class="num">prompt tokens</th><th class="num">completion tokens</th><th class="num">USD</th></tr>'
+            f'</thead><tbody>{"".join(rows)}</tbody></table>{note}</section>')
 
 
 def _code_block(code: str | None, extraction: str) -> str:
@@ -477,7 +932,7 @@ def _code_block(code: str | None, extraction: str) -> str:
     return f'<pre class="code"><code>{body}</code></pre>{note}'
 
 
-def _failure_table(failures: list[dict[str, Any]]) -> str:
+def _failure_table(failures: list[dict[str, Any]], unit: str = "vector") -> str:
     rows: list[str] = []
     traces: list[tuple[str, str]] = []
     shown = 0
@@ -525,12 +980,12 @@ def _failure_table(failures: list[dict[str, Any]]) -> str:
     if rows:
         head = ("<th>field</th><th>expected</th><th>got</th><th class=\"num\">ratio</th>"
                 "<th class=\"num\">rel. error</th><th>note</th>" if has_diffs else "<th>error</th>")
-        out.append('<div class="scroll"><table class="data diffs"><thead><tr><th>vector</th><th>inputs</th>'
+        out.append(f'<div class="scroll"><table class="data diffs"><thead><tr><th>{esc(unit)}</th><th>inputs</th>'
                    f"{head}</tr></thead>" + "".join(rows) + "</table></div>")
     if hidden:
         out.append(f'<p class="muted small">{hidden} more field difference(s) not shown.</p>')
     for vec, tb in traces[:3]:
-        out.append(f'<div class="label">traceback (vector {esc(vec)})</div>'
+        out.append(f'<div class="label">traceback ({esc(unit)} {esc(vec)})</div>'
                    f'<pre class="text">{esc(_clip_tail(tb, MAX_TRACE_CHARS))}</pre>')
     return "".join(out)
 
@@ -546,56 +1001,173 @@ def _resources(sm: dict[str, Any]) -> str:
     return esc(_clip(text, 600))
 
 
+def _reply_block(text: str) -> str:
+    """The model's whole reply (its reasoning), collapsed; head and tail when it is long."""
+    if not text.strip():
+        return '<p class="muted small">(empty reply)</p>'
+    head, tail, cut = _clip_middle(text.rstrip(), MAX_REPLY_CHARS)
+    body = esc(head) + (f'\n<span class="cut">[... {cut} characters left out ...]</span>\n' + esc(tail) if cut else "")
+    return (f'<details class="reply"><summary>the model&#x27;s reasoning ({esc(format(len(text), ","))} characters)'
+            f'</summary><pre class="text">{body}</pre></details>')
+
+
+def _answer_block(answer: Any, reason: str) -> str:
+    if answer is None:
+        return f'<p class="muted small">(no answer extracted{esc(": " + reason if reason else "")})</p>'
+    try:
+        if isinstance(answer, dict) and answer:  # one field a line, each value compact
+            text = "{\n" + ",\n".join(f"  {json.dumps(str(k), ensure_ascii=False)}: "
+                                       f"{json.dumps(v, ensure_ascii=False, allow_nan=True)}"
+                                       for k, v in answer.items()) + "\n}"
+        else:
+            text = json.dumps(answer, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError):
+        text = repr(answer)
+    return f'<pre class="text answer">{esc(_clip(text, MAX_ANSWER_CHARS))}</pre>'
+
+
+def _attempt_body(mode: str, a: dict[str, Any], extraction: str = "") -> str:
+    """What one answer of a sample shows: the code, or the Q&A reasoning and JSON answer; then the
+    failing vectors (items) field by field and the output tail."""
+    parts = []
+    if mode == "qa":
+        parts.append(_reply_block(str(a.get("text") or "")))
+        parts.append('<div class="label">answer (JSON)</div>'
+                     + _answer_block(a.get("answer"), extraction or str(a.get("reason") or "")))
+        failures = a.get("failures") or []
+        if failures:
+            parts.append('<div class="label">per field: expected vs got</div>' + _failure_table(failures, "item"))
+        return "".join(parts)
+    parts.append('<div class="label">code</div>' + _code_block(a.get("code"), extraction))
+    failures = a.get("failures") or []
+    if failures:
+        parts.append('<div class="label">failing vectors</div>' + _failure_table(failures))
+    tail = str(a.get("output_tail") or "")
+    if tail.strip():
+        parts.append('<div class="label">output (tail)</div>'
+                     f'<pre class="text">{esc(_clip_tail(tail.rstrip(), MAX_OUTPUT_CHARS))}</pre>')
+    return "".join(parts)
+
+
+def _rounds_block(mode: str, rounds: list[dict[str, Any]], extraction: str) -> str:
+    """A revised sample: every round one after another, the feedback given between them."""
+    out = ['<ol class="rounds">']
+    last = len(rounds) - 1
+    for j, a in enumerate(rounds):
+        verdict = str(a.get("verdict") or "")
+        out.append(f'<li class="round" data-round="{esc(a.get("round"))}" data-verdict="{esc(verdict)}">'
+                   f'<div class="rhead"><span class="rno">round {esc(a.get("round"))}</span> '
+                   f'{_badge(verdict) if verdict else ""} <span class="reason">{esc(_clip(str(a.get("reason") or ""), 300))}</span>'
+                   + (' <span class="tag">final</span>' if j == last else "") + "</div>")
+        inner = _attempt_body(mode, a, extraction if j == last else "")
+        if mode == "code" and j != last:  # earlier code rounds fold away; their feedback stays in sight
+            inner = (f'<details class="rbody"><summary>code and failing vectors of round {esc(a.get("round"))}'
+                     f"</summary>{inner}</details>")
+        out.append(inner)
+        fb = str(a.get("feedback") or "")
+        if fb.strip():
+            out.append(f'<div class="feedback"><div class="label">feedback given to the model after round '
+                       f'{esc(a.get("round"))}</div><pre class="text">{esc(_clip(fb.rstrip(), MAX_FEEDBACK_CHARS))}</pre></div>')
+        out.append("</li>")
+    out.append("</ol>")
+    return "".join(out)
+
+
 def _sample(i: int, sm: dict[str, Any]) -> str:
     verdict = str(sm.get("verdict", ""))
     pid = str(sm.get("problem", ""))
     reason = str(sm.get("reason") or "")
-    parts = [f'<details class="sample" id="sample-{i}" data-verdict="{esc(verdict)}" data-problem="{esc(pid)}">',
-             f'<summary>{_badge(verdict)} <code class="pid">{esc(pid)}</code>'
+    mode = str(sm.get("mode") or "code")
+    item = str(sm.get("item") or "")
+    rounds = sm.get("rounds") or []
+    revised = len(rounds) > 1
+    tags = (f' <span class="tag qa">Q&amp;A</span>' if mode == "qa" else "") + (
+        f' <code class="item">{esc(item)}</code>' if item else "")
+    if revised:
+        tags += f' <span class="tag rev" title="revised: every round below">{len(rounds)} rounds</span>'
+    parts = [f'<details class="sample" id="sample-{i}" data-verdict="{esc(verdict)}" data-problem="{esc(pid)}" '
+             f'data-mode="{esc(mode)}">',
+             f'<summary>{_badge(verdict)} <code class="pid">{esc(pid)}</code>{tags}'
              f' <span class="sno">#{esc(sm.get("sample"))}</span>'
              f' <span class="reason">{esc(_clip(reason, 160))}</span></summary>', '<div class="body">']
     if sm.get("title"):
         parts.append(f'<p class="ptitle">{esc(sm["title"])}</p>')
     facts = [("verdict", esc(verdict_label(verdict))), ("reason", esc(_clip(reason, 2000)))]
+    if mode == "qa":
+        facts.append(("mode", "Q&amp;A" + (f", item <code>{esc(item)}</code>" if item else "")))
+    if revised:
+        facts.append(("rounds", f"{len(rounds)}; the verdict above is after round {esc(sm.get('round'))}"))
     if sm.get("signature"):
         facts.append(("signature", f'<code>{esc(sm["signature"])}</code>'))
     parts.append('<dl class="facts">' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts) + "</dl>")
-    parts.append('<div class="label">code</div>' + _code_block(sm.get("code"), str(sm.get("extraction") or "")))
-    failures = sm.get("failures") or []
-    if failures:
-        parts.append('<div class="label">failing vectors</div>' + _failure_table(failures))
-    tail = str(sm.get("output_tail") or "")
-    if tail.strip():
-        parts.append('<div class="label">output (tail)</div>'
-                     f'<pre class="text">{esc(_clip_tail(tail.rstrip(), MAX_OUTPUT_CHARS))}</pre>')
-    parts.append(f'<dl class="facts res"><dt>resources</dt><dd>{_resources(sm)}</dd></dl>')
+    extraction = str(sm.get("extraction") or "")
+    if revised:
+        parts.append(_rounds_block(mode, rounds, extraction))
+    else:
+        parts.append(_attempt_body(mode, sm, extraction))
+    if mode != "qa":
+        parts.append(f'<dl class="facts res"><dt>resources</dt><dd>{_resources(sm)}</dd></dl>')
     parts.append("</div></details>")
     return "".join(parts)
 
 
+def shown_samples(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The samples the page shows: the first MAX_SAMPLES_SHOWN of each mode."""
+    seen: dict[str, int] = {}
+    out = []
+    for sm in samples:
+        mode = str(sm.get("mode") or "code")
+        seen[mode] = seen.get(mode, 0) + 1
+        if seen[mode] <= MAX_SAMPLES_SHOWN:
+            out.append(sm)
+    return out
+
+
+def _chips(attr: str, counts: dict[str, int], label: Any, color: Any, every: str = "all",
+           order: Any = lambda kv: -kv[1]) -> str:
+    total = sum(counts.values())
+    out = [f'<button type="button" class="chip" {attr}="" aria-pressed="true">{esc(every)} <span>{total}</span></button>']
+    for v, n in sorted(counts.items(), key=order):
+        dot = f'<span class="dot" style="--c:{color(v)}"></span>' if color else ""
+        out.append(f'<button type="button" class="chip" {attr}="{esc(v)}" aria-pressed="false">'
+                   f'{dot}{esc(label(v))} <span>{n}</span></button>')
+    return "".join(out)
+
+
 def _samples(samples: list[dict[str, Any]]) -> str:
     total = len(samples)
-    shown = samples[:MAX_SAMPLES_SHOWN]
+    shown = shown_samples(samples)
     counts: dict[str, int] = {}
+    modes: dict[str, int] = {}
     for sm in samples:
         v = str(sm.get("verdict", ""))
         counts[v] = counts.get(v, 0) + 1
+        m = str(sm.get("mode") or "code")
+        modes[m] = modes.get(m, 0) + 1
     out = [f'<section id="failing"><h2>Failing samples <span class="count">({total})</span></h2>']
     if not samples:
         out.append('<p class="muted">No failing samples.</p></section>')
         return "".join(out)
     if total > len(shown):
-        out.append(f'<p class="notice warn small" id="capped">Showing the first {len(shown)} of {total} failing samples; '
+        what = (f"the first {MAX_SAMPLES_SHOWN} of each mode ({len(shown)} of {total} failing samples)"
+                if len(modes) > 1 else f"the first {len(shown)} of {total} failing samples")
+        out.append(f'<p class="notice warn small" id="capped">Showing {what}; '
                    "<code>python -m grader audit &lt;run&gt;</code> lists them all.</p>")
-    chips = [f'<button type="button" class="chip" data-filter="" aria-pressed="true">all <span>{total}</span></button>']
-    for v, n in sorted(counts.items(), key=lambda kv: -kv[1]):
-        chips.append(f'<button type="button" class="chip" data-filter="{esc(v)}" aria-pressed="false">'
-                     f'<span class="dot" style="--c:{_color(v)}"></span>{esc(verdict_label(v))} <span>{n}</span></button>')
-    out.append('<div class="controls noprint">' + "".join(chips)
+    bar = _chips("data-filter", counts, verdict_label, _color)
+    if len(modes) > 1:
+        bar += '<span class="sep"></span>' + _chips("data-mode-filter", modes, lambda m: MODE_LABEL.get(m, m), None,
+                                                    "all modes", order=lambda kv: MODE_ORDER.get(kv[0], 9))
+    out.append('<div class="controls noprint">' + bar
                + '<span class="spacer"></span><button type="button" class="btn" data-action="expand">expand all</button>'
                '<button type="button" class="btn" data-action="collapse">collapse all</button></div>')
-    out.append('<p class="caption">Each sample opens to its verdict and reason, the code, the failing vectors field '
-               "by field, the traceback or output tail and the resources used.</p>")
+    caption = ("Each sample opens to its verdict and reason, the code, the failing vectors field "
+               "by field, the traceback or output tail and the resources used.")
+    if "qa" in modes:
+        caption += (" A Q&amp;A answer opens to the model&#x27;s reply (collapsed), its JSON answer and, "
+                    "field by field, what was expected and what it gave.")
+    if any(len(sm.get("rounds") or []) > 1 for sm in samples):
+        caption += " A revised sample shows every round one after another, with the feedback given between them."
+    out.append(f'<p class="caption">{caption}</p>')
     out.append('<div class="samples">' + "".join(_sample(i, sm) for i, sm in enumerate(shown)) + "</div></section>")
     return "".join(out)
 
@@ -612,7 +1184,7 @@ CSS = """
 html{-webkit-text-size-adjust:100%}
 body{margin:0;background:#fff;color:var(--fg);font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,
 "Helvetica Neue","Noto Sans","Liberation Sans",Arial,sans-serif}
-.wrap{max-width:1120px;margin:0 auto;padding:20px 28px 64px}
+.wrap{max-width:1120px;margin:0 auto;padding:20px 28px 64px}.wrap.wide{max-width:1400px}
 code,pre{font-family:var(--mono);font-size:12.5px}
 a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
 .muted{color:var(--muted)}.small{font-size:12.5px}.strong{font-weight:600}
@@ -678,13 +1250,13 @@ svg.mini{margin-right:6px}
 background:var(--c);white-space:nowrap;-webkit-print-color-adjust:exact;print-color-adjust:exact}
 .dot{display:inline-block;width:9px;height:9px;border-radius:50%;background:var(--c);margin-right:6px;
 -webkit-print-color-adjust:exact;print-color-adjust:exact}
-table.problems th button.sort{all:unset;cursor:pointer;display:inline-flex;align-items:center;gap:4px}
-table.problems th button.sort:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
-table.problems th .arrow::after{content:"\\2195";color:#afb8c1;font-size:11px}
-table.problems th[aria-sort=ascending] .arrow::after{content:"\\25B2";color:var(--accent)}
-table.problems th[aria-sort=descending] .arrow::after{content:"\\25BC";color:var(--accent)}
-table.problems th[aria-sort=ascending],table.problems th[aria-sort=descending]{color:var(--accent)}
-table.problems .pid{font-family:var(--mono);font-size:12.5px}
+table.sortable th button.sort{all:unset;cursor:pointer;display:inline-flex;align-items:center;gap:4px}
+table.sortable th button.sort:focus-visible{outline:2px solid var(--accent);outline-offset:2px}
+table.sortable th .arrow::after{content:"\\2195";color:#afb8c1;font-size:11px}
+table.sortable th[aria-sort=ascending] .arrow::after{content:"\\25B2";color:var(--accent)}
+table.sortable th[aria-sort=descending] .arrow::after{content:"\\25BC";color:var(--accent)}
+table.sortable th[aria-sort=ascending],table.sortable th[aria-sort=descending]{color:var(--accent)}
+table.data .pid{font-family:var(--mono);font-size:12.5px;white-space:nowrap}
 .controls{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin:0 0 10px}
 .controls .spacer{flex:1}
 .chip,.btn{font:inherit;font-size:12.5px;border:1px solid var(--line);background:#fff;border-radius:999px;
@@ -726,11 +1298,85 @@ pre.code .l{display:block;padding-right:12px;white-space:pre}
 pre.code .l::before{counter-increment:ln;content:counter(ln);display:inline-block;width:3.2em;padding-right:.9em;
 margin-right:.8em;text-align:right;color:#8c959f;border-right:1px solid var(--soft);-webkit-user-select:none;
 user-select:none}
+h3{font-size:15px;margin:22px 0 8px}
+.part{display:flex;gap:12px;align-items:baseline;flex-wrap:wrap;margin:40px 0 -14px;padding:10px 14px;
+border-radius:8px;background:#f3f0ff;border:1px solid #d8ccff}
+.part .pk{font-weight:700;font-size:15px;color:#4b2bb3;text-transform:uppercase;letter-spacing:.06em}
+.part .pd{color:#3d3553;font-size:13px}
+.tag{display:inline-block;padding:0 7px;border-radius:4px;font-size:11.5px;font-weight:600;background:var(--soft);
+color:#424a53;border:1px solid var(--line);white-space:nowrap}
+.tag.qa{background:#f3f0ff;color:#4b2bb3;border-color:#d8ccff}
+.tag.rev{background:#fff8c5;color:#7d4e00;border-color:#eac54f}
+code.item{font-size:12px;color:#424a53}
+code.pill{display:inline-block;background:var(--panel);border:1px solid var(--line);border-radius:4px;padding:0 6px;
+margin:1px 2px 1px 0;font-size:12px}
+.fchips{display:flex;flex-wrap:wrap;gap:3px}
+.fchip{display:inline-block;font-family:var(--mono);font-size:11px;padding:0 6px;border-radius:4px;white-space:nowrap;
+-webkit-print-color-adjust:exact;print-color-adjust:exact}
+table.data td.wide{min-width:260px;max-width:420px}
+svg.gapbar,svg.cisvg{display:inline-block;vertical-align:middle}
+svg.gapbar .qa{fill:#4c8fe0}svg.gapbar .code{fill:#e0823d}svg.gapbar .zero{stroke:#1f2328;stroke-width:1.2}
+svg.gapbar .grid,svg.cisvg .grid{stroke:#d8dee4;stroke-width:1}
+.gapaxis{display:flex;justify-content:space-between;width:240px;font-size:11px;color:var(--muted);font-weight:400}
+svg.cisvg .whisker{stroke:#0550ae;stroke-width:1.4}svg.cisvg .pt{fill:#0969da}
+svg.cisvg.qa .whisker{stroke:#4b2bb3}svg.cisvg.qa .pt{fill:#8250df}
+svg.chart .trend{fill:none;stroke:#4c8fe0;stroke-width:2}
+svg.chart .ciw{stroke:#1f2328;stroke-width:1.3}
+svg.chart .pt{fill:#0969da}
+.card .v .unit{font-size:15px;font-weight:500;color:var(--muted)}
+.conclusion{font-weight:600;margin:12px 0 6px}
+dl.facts.wins{margin:4px 0 12px}
+.verdictline{border-left:4px solid #8c959f;background:var(--panel);padding:8px 12px;border-radius:0 6px 6px 0;
+margin:4px 0 10px}
+.verdictline .rv{font-weight:700;margin-right:6px}
+.verdictline.good{border-color:#1a7f37;background:#dafbe1}.verdictline.good .rv{color:#116329}
+.verdictline.bad{border-color:#cf222e;background:#ffebe9}.verdictline.bad .rv{color:#a40e26}
+.revmode{margin:0 0 24px}
+table.revision td:last-child{color:var(--muted);font-size:12.5px;white-space:nowrap}
+table.revision th{white-space:nowrap}
+.card .kv{display:flex;gap:10px;align-items:baseline;font-variant-numeric:tabular-nums}
+.card .kv .kn{color:var(--muted);font-weight:600;min-width:96px}.card .kv b{font-size:21px}
+table.byround{max-width:900px}
+table.cost{max-width:720px}table.cost tr.total th,table.cost tr.total td{font-weight:700;border-top:2px solid var(--line)}
+ol.rounds{list-style:none;margin:8px 0 0;padding:0}
+li.round{border:1px solid var(--line);border-left:4px solid #8c959f;border-radius:6px;padding:8px 12px;margin:0 0 8px}
+li.round[data-verdict=pass],li.round[data-verdict=correct]{border-left-color:#1a7f37}
+.rhead{display:flex;gap:8px;align-items:baseline;flex-wrap:wrap}
+.rhead .rno{font-weight:700}
+.rhead .reason{color:var(--muted);font-size:13px;overflow-wrap:anywhere}
+.feedback{margin:8px 0 0 18px;padding:4px 0 0 12px;border-left:3px dashed #d4a72c}
+.feedback pre.text{background:#fffbea;border-color:#eac54f}
+details.reply>summary,details.rbody>summary{cursor:pointer;color:var(--accent);font-size:13px;margin-top:4px}
+details.reply[open]>summary{margin-bottom:4px}
+pre.text .cut{color:var(--muted);font-style:italic}
+.controls .sep{width:1px;height:20px;background:var(--line);margin:0 4px}
+table.heat{border-collapse:separate;border-spacing:2px;font-size:13px}
+table.heat th{font-weight:600;padding:4px 8px;text-align:left;white-space:nowrap}
+table.heat thead th{vertical-align:bottom;text-align:center;max-width:160px;white-space:normal}
+table.heat thead th .rid{display:block;font-family:var(--mono);font-size:10.5px;color:var(--muted);font-weight:400;
+word-break:break-all}
+table.heat td{min-width:84px;text-align:center;padding:6px 8px;border-radius:4px;font-variant-numeric:tabular-nums;
+font-weight:600;-webkit-print-color-adjust:exact;print-color-adjust:exact}
+table.heat td.none{color:var(--muted);font-weight:400;background:repeating-linear-gradient(45deg,#f6f8fa,#f6f8fa 4px,
+#eef1f4 4px,#eef1f4 8px)}
+table.heat tr.grp th{padding-top:12px;color:var(--muted);font-size:11.5px;text-transform:uppercase;letter-spacing:.05em}
+.legend{display:flex;align-items:center;gap:6px;font-size:12px;color:var(--muted);margin:8px 0 0}
+.legend .sw{display:inline-block;width:26px;height:12px;border-radius:2px;-webkit-print-color-adjust:exact;
+print-color-adjust:exact}
+table.board td .sub2{display:block;font-size:11.5px;color:var(--muted);white-space:nowrap}
+table.board td.model{min-width:170px;max-width:250px}
+table.board td .about{display:block;font-size:11.5px;color:var(--muted)}
+table.board td.model .name{font-weight:700;overflow-wrap:anywhere}
+table.board td.model code.rid{display:block;font-size:11px;color:var(--muted);word-break:break-all}
+table.board td .sp{display:block;white-space:nowrap;margin:0 0 3px}
+table.board td .big{font-size:15px}
+table.board td{vertical-align:top;padding-top:8px;padding-bottom:8px}
+table.board .rank{font-weight:700;color:var(--muted)}
 footer{margin-top:40px;color:var(--muted);font-size:12px;border-top:1px solid var(--line);padding-top:10px}
 @media (max-width:720px){.wrap{padding:14px}dl.meta{grid-template-columns:1fr}}
 @page{margin:14mm}
 @media print{
-nav.toc,.noprint,.controls,table.problems th .arrow{display:none!important}
+nav.toc,.noprint,.controls,table.sortable th .arrow{display:none!important}
 .wrap{max-width:none;padding:0}
 body{font-size:11.5px}
 h2{break-after:avoid;margin-top:22px}
@@ -771,8 +1417,6 @@ INIT_JS = """(function () {
   var dataEl = doc.getElementById("report-data");
   window.perfgradeReport = dataEl ? JSON.parse(dataEl.textContent) : null;
 
-  var table = doc.getElementById("problems");
-  var current = { key: null, dir: 1 };
   function cellValue(row, idx, type) {
     var cell = row.cells[idx];
     var raw = cell ? cell.getAttribute("data-v") : null;
@@ -780,51 +1424,71 @@ INIT_JS = """(function () {
     if (type === "num") { var x = parseFloat(raw); return isNaN(x) ? null : x; }
     return raw === "" ? null : raw.toLowerCase();
   }
-  function sortTable(key, dir) {
-    if (!table || !table.tHead) return false;
-    var ths = table.tHead.rows[0].cells, idx = -1, type = "text", i;
-    for (i = 0; i < ths.length; i++) {
-      if (ths[i].getAttribute("data-key") === key) { idx = i; type = ths[i].getAttribute("data-type") || "text"; }
-    }
-    if (idx < 0) return false;
-    var tbody = table.tBodies[0];
-    var rows = Array.prototype.slice.call(tbody.rows).filter(function (r) { return r.hasAttribute("data-i"); });
-    rows.sort(function (a, b) {
-      var ia = +a.getAttribute("data-i"), ib = +b.getAttribute("data-i");
-      var x = cellValue(a, idx, type), y = cellValue(b, idx, type);
-      if (x === null || y === null) { return x === y ? ia - ib : (x === null ? 1 : -1); }
-      var c = type === "num" ? x - y : (x < y ? -1 : x > y ? 1 : 0);
-      return c === 0 ? ia - ib : c * dir;
-    });
-    rows.forEach(function (r) { tbody.appendChild(r); });
-    for (i = 0; i < ths.length; i++) {
-      ths[i].setAttribute("aria-sort", i === idx ? (dir > 0 ? "ascending" : "descending") : "none");
-    }
-    current.key = key; current.dir = dir;
-    table.setAttribute("data-sorted", (dir < 0 ? "-" : "") + key);
-    return true;
-  }
-  if (table && table.tHead) {
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
-      var btn = th.querySelector("button");
-      if (!btn) return;
-      btn.addEventListener("click", function () {
-        var key = th.getAttribute("data-key");
-        sortTable(key, current.key === key ? -current.dir : 1);
+  function makeSortable(table) {
+    var current = { key: null, dir: 1 };
+    function sortTable(key, dir) {
+      if (!table.tHead) return false;
+      var ths = table.tHead.rows[0].cells, idx = -1, type = "text", i;
+      for (i = 0; i < ths.length; i++) {
+        if (ths[i].getAttribute("data-key") === key) { idx = i; type = ths[i].getAttribute("data-type") || "text"; }
+      }
+      if (idx < 0) return false;
+      var tbody = table.tBodies[0];
+      var rows = Array.prototype.slice.call(tbody.rows).filter(function (r) { return r.hasAttribute("data-i"); });
+      rows.sort(function (a, b) {
+        var ia = +a.getAttribute("data-i"), ib = +b.getAttribute("data-i");
+        var x = cellValue(a, idx, type), y = cellValue(b, idx, type);
+        if (x === null || y === null) { return x === y ? ia - ib : (x === null ? 1 : -1); }
+        var c = type === "num" ? x - y : (x < y ? -1 : x > y ? 1 : 0);
+        return c === 0 ? ia - ib : c * dir;
       });
-    });
+      rows.forEach(function (r) { tbody.appendChild(r); });
+      for (i = 0; i < ths.length; i++) {
+        if (ths[i].hasAttribute("data-key")) {
+          ths[i].setAttribute("aria-sort", i === idx ? (dir > 0 ? "ascending" : "descending") : "none");
+        }
+      }
+      current.key = key; current.dir = dir;
+      table.setAttribute("data-sorted", (dir < 0 ? "-" : "") + key);
+      return true;
+    }
+    if (table.tHead) {
+      Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th) {
+        var btn = th.querySelector("button.sort");
+        if (!btn) return;
+        btn.addEventListener("click", function () {
+          var key = th.getAttribute("data-key");
+          sortTable(key, current.key === key ? -current.dir : 1);
+        });
+      });
+    }
+    return sortTable;
   }
+  var sortables = Array.prototype.slice.call(doc.querySelectorAll("table.sortable"));
+  var sorters = sortables.map(makeSortable);
+  var mainIdx = -1;
+  sortables.forEach(function (t, i) { if (mainIdx < 0 && t.id === "problems") mainIdx = i; });
+  if (mainIdx < 0 && sortables.length) mainIdx = 0;
 
   var samples = Array.prototype.slice.call(doc.querySelectorAll("details.sample"));
-  var chips = Array.prototype.slice.call(doc.querySelectorAll("[data-filter]"));
-  function filterSamples(verdict) {
-    samples.forEach(function (d) { d.hidden = !!verdict && d.getAttribute("data-verdict") !== verdict; });
-    chips.forEach(function (c) { c.setAttribute("aria-pressed", String(c.getAttribute("data-filter") === verdict)); });
+  var vchips = Array.prototype.slice.call(doc.querySelectorAll("button[data-filter]"));
+  var mchips = Array.prototype.slice.call(doc.querySelectorAll("button[data-mode-filter]"));
+  var state = { verdict: "", mode: "" };
+  function applyFilters() {
+    samples.forEach(function (d) {
+      d.hidden = (!!state.verdict && d.getAttribute("data-verdict") !== state.verdict) ||
+                 (!!state.mode && d.getAttribute("data-mode") !== state.mode);
+    });
+    vchips.forEach(function (c) { c.setAttribute("aria-pressed", String(c.getAttribute("data-filter") === state.verdict)); });
+    mchips.forEach(function (c) { c.setAttribute("aria-pressed", String(c.getAttribute("data-mode-filter") === state.mode)); });
     var section = doc.getElementById("failing");
-    if (section) section.setAttribute("data-filter", verdict);
+    if (section) { section.setAttribute("data-filter", state.verdict); section.setAttribute("data-mode", state.mode); }
   }
-  chips.forEach(function (c) {
-    c.addEventListener("click", function () { filterSamples(c.getAttribute("data-filter") || ""); });
+  vchips.forEach(function (c) {
+    c.addEventListener("click", function () { state.verdict = c.getAttribute("data-filter") || ""; applyFilters(); });
+  });
+  mchips.forEach(function (c) {
+    c.addEventListener("click", function () { state.mode = c.getAttribute("data-mode-filter") || ""; applyFilters(); });
   });
   Array.prototype.forEach.call(doc.querySelectorAll("[data-action]"), function (b) {
     b.addEventListener("click", function () {
@@ -836,9 +1500,12 @@ INIT_JS = """(function () {
   function fromHash() {
     var hash = location.hash || "";
     var m = /(?:^#|[&;])sort=(-?)([A-Za-z0-9_]+)/.exec(hash);
-    if (m) sortTable(m[2], m[1] ? -1 : 1);
+    if (m && mainIdx >= 0) sorters[mainIdx](m[2], m[1] ? -1 : 1);
     var f = /(?:^#|[&;])filter=([A-Za-z0-9_]*)/.exec(hash);
-    if (f) filterSamples(f[1]);
+    var md = /(?:^#|[&;])mode=([A-Za-z0-9_]*)/.exec(hash);
+    if (f) state.verdict = f[1];
+    if (md) state.mode = md[1];
+    if (f || md) applyFilters();
     var s = /^#(sample-[0-9]+)$/.exec(hash);
     if (s) {
       var el = doc.getElementById(s[1]);
@@ -856,27 +1523,16 @@ def _csp_hash(script: str) -> str:
     return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode() + "'"
 
 
-def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
-    """One self-contained HTML document showing a run summary and its failing samples."""
-    run = summary.get("run") or {}
-    shown = samples[:MAX_SAMPLES_SHOWN]
-    first_sample: dict[str, int] = {}
-    titles: dict[str, str] = {}
-    for i, sm in enumerate(shown):
-        first_sample.setdefault(str(sm.get("problem", "")), i)
-    for sm in samples:
-        if sm.get("title"):
-            titles.setdefault(str(sm.get("problem", "")), str(sm["title"]))
+def page_shell(title: str, toc: list[tuple[str, str]], content: list[str], footer: str, data: Any,
+               wide: bool = False) -> str:
+    """The document around a page's content: the policy, the styles, the table of contents, the
+    data block and the two scripts. ``toc`` is (anchor, label) pairs; ``content`` is trusted HTML."""
     csp = ("default-src 'none'; "
            f"script-src {_csp_hash(ERRORS_JS)} {_csp_hash(INIT_JS)}; "
            "style-src 'unsafe-inline'; img-src data:; font-src 'none'; connect-src 'none'; "
            "base-uri 'none'; form-action 'none'")
-    title = f"perfgrade report: {run.get('model', '?')} ({run.get('id', '?')})"
-    toc = ('<nav class="toc" aria-label="sections"><div class="in">'
-           '<a href="#headline">Headline</a><a href="#runs">Runs</a><a href="#verdicts">Verdicts</a>'
-           '<a href="#by-difficulty">By difficulty</a><a href="#by-family">By family</a>'
-           '<a href="#problems-section">Problems</a>'
-           f'<a href="#failing">Failing samples ({len(samples)})</a></div></nav>')
+    nav = ('<nav class="toc" aria-label="sections"><div class="in">'
+           + "".join(f'<a href="#{esc(a)}">{label}</a>' for a, label in toc) + "</div></nav>")
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -891,22 +1547,12 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
         f"<style>{CSS}</style>",
         "</head>",
         '<body data-ready="0" data-errors="">',
-        toc,
-        '<div class="wrap">',
-        _header(summary),
-        "<main>",
-        _headline(summary),
-        _runs(summary),
-        _verdicts(summary),
-        _groups(summary, "by_difficulty", "By difficulty", "difficulty"),
-        _groups(summary, "by_family", "By family", "family"),
-        _problems(summary, first_sample, titles),
-        _samples(samples),
-        "</main>",
-        f'<footer>perfgrade {esc(run.get("grader_version", ""))} &middot; run {esc(run.get("id", ""))} &middot; '
-        "every statistic is recomputed from the run directory by <code>python -m grader report</code></footer>",
+        nav,
+        f'<div class="wrap{" wide" if wide else ""}">',
+        *content,
+        f"<footer>{footer}</footer>",
         "</div>",
-        f'<script type="application/json" id="report-data">{json_for_script(summary)}</script>',
+        f'<script type="application/json" id="report-data">{json_for_script(data)}</script>',
         f"<script>{INIT_JS}</script>",
         "</body>",
         "</html>",
@@ -914,3 +1560,54 @@ def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
     page = "\n".join(parts) + "\n"
     # lone surrogates (possible in decoded model output) cannot be written as UTF-8
     return page.encode("utf-8", "replace").decode("utf-8")
+
+
+def render_html(summary: dict[str, Any], samples: list[dict[str, Any]]) -> str:
+    """One self-contained HTML document showing a run summary and its failing samples."""
+    run = summary.get("run") or {}
+    modes = summary.get("modes") or run.get("modes") or ["code"]
+    shown = shown_samples(samples)
+    first_sample: dict[tuple[str, str], int] = {}
+    titles: dict[str, str] = {}
+    for i, sm in enumerate(shown):
+        first_sample.setdefault((str(sm.get("mode") or "code"), str(sm.get("problem", ""))), i)
+    for sm in samples:
+        if sm.get("title"):
+            titles.setdefault(str(sm.get("problem", "")), str(sm["title"]))
+    both = "code" in modes and "qa" in modes
+    toc: list[tuple[str, str]] = []
+    main: list[str] = []
+    if "code" in modes:
+        if both:
+            main.append(_part("code", summary))
+        toc += [("headline", "Headline"), ("runs", "Runs"), ("verdicts", "Verdicts")]
+        main += [_headline(summary), _runs(summary.get("runs") or {}), _verdicts(summary.get("verdicts") or {})]
+        if summary.get("by_tier"):
+            toc.append(("by-tier", "By tier"))
+            main.append(_groups(summary["by_tier"], "by_tier", "By tier", "tier"))
+        toc += [("by-difficulty", "By difficulty"), ("by-family", "By family"), ("problems-section", "Problems")]
+        main += [_groups(summary.get("by_difficulty") or {}, "by_difficulty", "By difficulty", "difficulty"),
+                 _groups(summary.get("by_family") or {}, "by_family", "By family", "family"),
+                 _problems(summary, first_sample, titles)]
+    if "qa" in modes:
+        if both:
+            main.append(_part("qa", summary))
+        toc += [("qa-headline", "Q&amp;A"), ("qa-problems-section", "Q&amp;A problems")]
+        main += _qa_sections(summary, first_sample, titles)
+    if summary.get("gap"):
+        toc.append(("gap", "Reasoning vs code"))
+        main.append(_gap(summary))
+    revision = _revision(summary)
+    if revision:
+        toc.append(("revision", "Revision"))
+        main.append(revision)
+    cost = _cost(summary)
+    if cost:
+        toc.append(("cost", "Cost"))
+        main.append(cost)
+    toc.append(("failing", f"Failing samples ({len(samples)})"))
+    main.append(_samples(samples))
+    title = f"perfgrade report: {run.get('model', '?')} ({run.get('id', '?')})"
+    footer = (f'perfgrade {esc(run.get("grader_version", ""))} &middot; run {esc(run.get("id", ""))} &middot; '
+              "every statistic is recomputed from the run directory by <code>python -m grader report</code>")
+    return page_shell(title, toc, [_header(summary), "<main>", *main, "</main>"], footer, summary)

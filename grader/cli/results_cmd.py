@@ -16,13 +16,17 @@ from ..results.render import pct, verdict_label
 def register(sub: argparse._SubParsersAction, formatter: type) -> None:
     p = sub.add_parser("report", help="recompute every statistic of a run directory (no model, no Docker)",
                        formatter_class=formatter,
-                       description="Recompute the summary of a run from its manifest and journal alone.",
+                       description="Recompute the summary of a run from its manifest and journal alone. With "
+                       "several runs (one model each), a leaderboard: code pass@1, Q&A accuracy and their gap, each "
+                       "with its CI, the run-to-run spread, and a family-by-model heat map.",
                        epilog="examples:\n  python -m grader report runs/<run>\n"
                        "  python -m grader report runs/<run> --html report.html\n"
-                       "  python -m grader report runs/<run> --json summary.json")
-    p.add_argument("run", help="run directory")
-    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
-    p.add_argument("--json", metavar="FILE", nargs="?", const="-", help="write the summary as JSON (stdout: -)")
+                       "  python -m grader report runs/<run> --json summary.json\n"
+                       "  python -m grader report runs/<a> runs/<b> runs/<c> --html leaderboard.html")
+    p.add_argument("run", nargs="+", metavar="RUN", help="run directory (several: a leaderboard)")
+    p.add_argument("--html", metavar="FILE", help="write a self-contained HTML report (several runs: the leaderboard)")
+    p.add_argument("--json", metavar="FILE", nargs="?", const="-",
+                   help="write the summary (several runs: the leaderboard) as JSON (stdout: -)")
     p.add_argument("--no-problems", action="store_true", help="omit the per-problem table")
     p.set_defaults(handler=cmd_report)
 
@@ -72,7 +76,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..results.render import render_summary
     from ..results.summary import load_run, run_summary
 
-    loaded = load_run(Path(args.run))
+    runs = args.run if isinstance(args.run, list) else [args.run]
+    if len(runs) > 1:
+        return _report_leaderboard(args, [run_summary(load_run(Path(r))) for r in runs])
+    run = runs[0]
+    loaded = load_run(Path(run))
     summary = run_summary(loaded)
     if args.json == "-":
         dump_json(summary)
@@ -83,7 +91,25 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.html:
         from ..results.html_report import failing_samples, render_html
 
-        Path(args.html).write_text(render_html(summary, failing_samples(Path(args.run))), encoding="utf-8")
+        Path(args.html).write_text(render_html(summary, failing_samples(Path(run))), encoding="utf-8")
+        console(stderr=True).print(f"wrote {args.html}")
+    return 0
+
+
+def _report_leaderboard(args: argparse.Namespace, summaries: list[dict[str, Any]]) -> int:
+    from ..results.leaderboard import build_leaderboard, render_leaderboard
+
+    board = build_leaderboard(summaries)
+    if args.json == "-":
+        dump_json(board)
+    else:
+        render_leaderboard(board)
+        if args.json:
+            Path(args.json).write_text(json.dumps(board, indent=2) + "\n")
+    if args.html:
+        from ..results.leaderboard import render_leaderboard_html
+
+        Path(args.html).write_text(render_leaderboard_html(board), encoding="utf-8")
         console(stderr=True).print(f"wrote {args.html}")
     return 0
 

@@ -1,4 +1,4 @@
-"""A real two-node Ray cluster on this machine, shared by the tests of a module.
+"""A real two-node Ray cluster on this machine, shared by the Ray tests that run in one process.
 
 ``ray.cluster_utils.Cluster`` starts a head node and a second node: separate raylets (each with its
 own object store and worker processes) joined to one GCS, the way ``ray start --head`` and
@@ -6,6 +6,12 @@ own object store and worker processes) joined to one GCS, the way ``ray start --
 (``perfgrade_grading: 1``), so two jobs in flight must land one on each node. Nodes are small
 (one CPU, a 200 MB object store) and the health checks fast, so that a killed node is noticed in
 about two seconds rather than thirty. Every node uses this machine's Docker engine.
+
+The fixture is session-scoped: under pytest-xdist the Ray tests may be spread over the workers
+(``xdist_group`` is not honoured with pytest 9 and pytest-xdist 3.8: ``--dist loadgroup`` sets a
+node id attribute pytest 9 no longer reads), and a module-scoped cluster would be torn down and
+started again each time a worker moved between modules. So each worker that runs Ray tests starts
+one cluster, at most, and stops it when its session ends.
 
 These tests never skip: without ray installed they fail, saying how to install it.
 """
@@ -73,7 +79,7 @@ def _ppid(pid: int) -> int | None:
         return None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ray_cluster():
     ray = _ray()
     from ray.cluster_utils import Cluster

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,7 @@ import pytest
 
 from support import TINY_PACK, leftovers
 
+# xdist_group: one worker for these tests where --dist loadgroup works (see conftest.py)
 pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.xdist_group("ray")]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +89,23 @@ def _batched(engine, cands, hidden, size=8):
     with ThreadPoolExecutor(max(1, engine.slots)) as pool:
         list(pool.map(one, chunks))
     return out
+
+
+def test_without_ray_the_grader_works_and_says_how_to_install_it():
+    code = textwrap.dedent("""
+        import sys
+        sys.modules["ray"] = None  # as if ray were not installed: `import ray` raises ImportError
+        import grader.grading.ray_engine, grader.reward, grader.cli  # nothing imports ray up front
+        from grader.errors import ConfigError
+        from grader.grading.ray_engine import RayEngine
+        try:
+            RayEngine()
+        except ConfigError as exc:
+            print(exc)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == 'the Ray engine needs ray: pip install -e ".[ray]"'
 
 
 def test_verdicts_on_ray_are_the_local_ones_and_jobs_land_on_both_nodes(ray_cluster, tiny_catalog, handle, docker_api):
@@ -277,6 +296,22 @@ def test_a_node_that_cannot_run_the_sandbox_is_reported_by_name_and_never_used(r
             engine.close()
     finally:
         ray_cluster.forget(bad)
+
+
+def test_without_the_slot_resource_slots_come_from_each_nodes_cpus(ray_cluster, tiny_catalog):
+    from grader.grading.ray_engine import RayEngine
+    from grader.packs import vectors
+
+    engine = RayEngine(run_id="test-ray-cpu-slots", resource="perfgrade_nobody_advertises_this")
+    try:
+        ready = [x for x in engine.nodes() if x["state"] == "ready"]
+        assert len(ready) == 2 and all(x["slots"] == 2 for x in ready)  # 1 CPU each: twice the CPUs
+        assert engine.slots == 4
+        p = tiny_catalog.find("tiny-pack/sound")
+        graded = _per_sample(engine, [(p, f"c{i}", CORRECT) for i in range(4)], {p.qualified_id: vectors.load(p).hidden})
+        assert [g.verdict.value for g in graded] == ["pass"] * 4
+    finally:
+        engine.close()
 
 
 # -- the reward API on Ray -----------------------------------------------------------------------

@@ -13,6 +13,8 @@ expected ids in order, no duplicates, nothing after ``end``; ``sync`` records on
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import math
 from dataclasses import dataclass, field
@@ -97,11 +99,30 @@ class _JobState:
     end: dict[str, Any] | None = None
 
 
-class ChannelAssembler:
-    """Consumes channel lines for a request of one or more jobs and builds their results."""
+BOUNDARY_RECORDS = ("start", "sync", "retire", "end")
 
-    def __init__(self, jobs: list[Job]) -> None:
+
+def record_mac(key: bytes, rec: dict[str, Any]) -> str:
+    """The MAC the supervisor puts on a boundary record (as pg_harness.record_mac)."""
+    msg = f"{rec.get('t')}\0{rec.get('job', '')}\0{rec.get('n', '')}".encode()
+    return hmac.new(key, msg, hashlib.sha256).hexdigest()[:32]
+
+
+class ChannelAssembler:
+    """Consumes channel lines for a request of one or more jobs and builds their results.
+
+    With a ``key``, the records that move the stream from one job to the next (start, sync,
+    retire, end) must carry the supervisor's MAC: a candidate can open the container's stdout and
+    write records, but it never holds the key (batch workers are fresh interpreters), so it can
+    claim answers for its own job only and never open a batch mate's. An unauthenticated
+    boundary record is a protocol violation of the job in progress, if any; one that comes after
+    a forged end of the job (nothing in progress) leaves the jobs that had not started to run
+    again in a fresh container.
+    """
+
+    def __init__(self, jobs: list[Job], key: bytes | None = None) -> None:
         self.jobs = jobs
+        self.key = key
         self._states = [_JobState(j) for j in jobs]
         self._current = 0
         self.ended = False
@@ -138,6 +159,10 @@ class ChannelAssembler:
         if self.ended:
             raise ChannelError("record after the end record")
         kind = rec.get("t")
+        if self.key is not None and kind in BOUNDARY_RECORDS:
+            mac = rec.get("mac")
+            if type(mac) is not str or not hmac.compare_digest(mac, record_mac(self.key, rec)):
+                raise ChannelError(f"unauthenticated {kind} record")
         if kind == "end":
             if self._current != len(self._states):
                 raise ChannelError("end record before every job finished")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import struct
 import threading
@@ -223,12 +224,13 @@ class Sandbox:
         return [done[j.id] for j in jobs]
 
     @staticmethod
-    def _request(jobs: list[Job], limits: Limits, token: str | None = None) -> bytes:
+    def _request(jobs: list[Job], limits: Limits, token: str | None = None, key: str | None = None) -> bytes:
         return json.dumps(
             {
                 "v": 1,
                 "limits": limits.harness_limits(),
                 **({"sync": token} if token else {}),
+                **({"key": key} if key else {}),
                 "jobs": [
                     {"job": j.id, "source": j.source, "entry_point": j.entry_point,
                      "cases": [{"id": c.id, "args": c.args} for c in j.cases]}
@@ -316,7 +318,8 @@ class Sandbox:
     def _execute(self, jobs: list[Job], limits: Limits) -> tuple[list[ExecResult], set[str]]:
         """One container for one request. Returns the results and the ids of the jobs it started."""
         token = uuid.uuid4().hex
-        payload = self._request(jobs, limits, token)
+        key = secrets.token_hex(16)  # MAC key of the boundary records (see ChannelAssembler)
+        payload = self._request(jobs, limits, token, key)
         backstop = limits.backstop_s(max(len(j.cases) for j in jobs), len(jobs))
         # every record is bounded: a value, an error (message + traceback) or a summary
         channel_cap = (64 << 10) + sum(len(j.cases) * (limits.value_bytes + (32 << 10)) + (128 << 10) for j in jobs)
@@ -340,7 +343,7 @@ class Sandbox:
             except OSError as exc:
                 raise InfrastructureError(f"writing the request failed: {short_error(exc)}") from exc
             stream = _Stream(sock=sock)
-            assembler = ChannelAssembler(jobs)
+            assembler = ChannelAssembler(jobs, key=key.encode())
             watch = _MemoryWatch(None)
             host_stop: StopInfo | None = None
             try:

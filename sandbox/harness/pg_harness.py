@@ -23,6 +23,7 @@ Request (stdin, one JSON object, ended by a newline or EOF)::
      "limits": {"load_cpu_s", "case_cpu_s", "load_wall_s", "case_wall_s", "output_bytes",
                 "value_bytes", "max_depth", "max_nodes"},
      "sync": "token",  # optional: sync points with the host (see HostLink)
+     "key": "secret",  # optional: MAC key of the boundary records (see Channel)
      "jobs": [{"job": "id", "source": "...", "entry_point": "name",
                "cases": [{"id": "c0", "args": [...]}, ...]}]}
 
@@ -274,6 +275,8 @@ def _to_plain(value, limits):
                 return int(v)
             if isinstance(v, np.floating):
                 return conv(float(v), depth)
+            if t is np.str_:
+                return str(v.item())
         raise ResultError(f"unsupported result type {t.__module__}.{t.__qualname__}")
 
     return conv(value, 0)
@@ -448,11 +451,34 @@ def _worker(job, limits, res_w, out_w):
 # supervisor side
 # --------------------------------------------------------------------------------------------
 
+BOUNDARY_RECORDS = ("start", "sync", "retire", "end")
+
+
+def record_mac(key, rec):
+    """The MAC of a boundary record (the host checks it: sandbox/channel.py)."""
+    import hashlib
+    import hmac
+
+    msg = f"{rec.get('t')}\0{rec.get('job', '')}\0{rec.get('n', '')}".encode()
+    return hmac.new(key, msg, hashlib.sha256).hexdigest()[:32]
+
+
 class Channel:
-    def __init__(self, fd):
+    """The channel to the host (the container's stdout).
+
+    Any process of the container's user can open it (``/proc/1/fd/1``), so the records that move
+    the stream from one job to the next (start, sync, retire, end) carry a MAC under a key that
+    came with the request. In batch mode no worker holds the key: each is a fresh interpreter
+    (exec), so a candidate can write records for its own job only, never start a batch mate's.
+    """
+
+    def __init__(self, fd, key=None):
         self.fd = fd
+        self.key = key
 
     def emit(self, rec):
+        if self.key is not None and rec.get("t") in BOUNDARY_RECORDS:
+            rec = dict(rec, mac=record_mac(self.key, rec))
         data = (json.dumps(rec, separators=(",", ":")) + "\n").encode()
         view = memoryview(data)
         while view:
@@ -716,12 +742,37 @@ class HostLink:
             self.buf += data
 
 
+HARNESS_PATH = os.path.abspath(__file__)
+
+
+def _exec_worker(job_r, res_w, out_w):
+    """In the forked child: become a fresh interpreter running only this job (never returns).
+
+    A plain fork would hand the candidate a copy of the supervisor's memory: the whole request
+    (its batch mates' ids and inputs) and the channel key. After exec the worker's memory holds
+    its own job, read from a pipe, and nothing else.
+    """
+    os.dup2(job_r, 0)
+    os.dup2(out_w, 1)
+    os.dup2(out_w, 2)
+    os.dup2(res_w, 3)
+    try:
+        import resource
+
+        top = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, ValueError, OSError):
+        top = 4096
+    os.closerange(4, max(256, min(top, 1 << 16)))
+    os.execv(sys.executable, [sys.executable, "-I", "-B", HARNESS_PATH, "--worker"])
+
+
 class JobRunner:
-    def __init__(self, channel, cgroup, limits, wake_r):
+    def __init__(self, channel, cgroup, limits, wake_r, fresh=False):
         self.channel = channel
         self.cgroup = cgroup
         self.limits = limits
         self.wake_r = wake_r
+        self.fresh = fresh  # exec a fresh interpreter per worker (batch mode)
 
     def _accept(self, line, phase, cases, index, jid, cpu_s, wall_s):
         """Forward one worker record to the channel and return its ``ok`` flag.
@@ -765,9 +816,13 @@ class JobRunner:
         mem_before = self.cgroup.memory()
         job_t0 = time.monotonic()
         cpu_job0 = self.cgroup.cpu_seconds(0)
+        if self.fresh:
+            job_r, job_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - worker
             try:
+                if self.fresh:
+                    _exec_worker(job_r, res_w, out_w)
                 os.close(res_r)
                 os.close(out_r)
                 os.close(self.wake_r)
@@ -777,6 +832,18 @@ class JobRunner:
                 os._exit(70)
         os.close(res_w)
         os.close(out_w)
+        if self.fresh:
+            os.close(job_r)
+            data = memoryview(json.dumps({"job": job, "limits": self.limits}, separators=(",", ":")).encode())
+            previous = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+            try:
+                while data:
+                    data = data[os.write(job_w, data):]
+            except OSError:
+                pass  # the worker died before reading its job: its exit says what happened
+            finally:
+                signal.signal(signal.SIGPIPE, previous)
+                os.close(job_w)
         for fd in (res_r, out_r):
             os.set_blocking(fd, False)
 
@@ -971,6 +1038,15 @@ def _signame(signo):
         return "?"
 
 
+def _read_all(fd):
+    chunks = []
+    while True:
+        data = os.read(fd, 1 << 20)
+        if not data:
+            return b"".join(chunks)
+        chunks.append(data)
+
+
 def _read_request(channel):
     """The request: one JSON document up to the first newline (or EOF). Returns (doc, rest)."""
     chunks = []
@@ -990,6 +1066,11 @@ def _read_request(channel):
 
 
 def main():
+    if sys.argv[1:] == ["--worker"]:
+        # a fresh worker (batch mode): its request, on stdin, holds its own job only
+        request = json.loads(_read_all(0))
+        jobs = [request["job"]]
+        _worker(jobs[0], request["limits"], 3, 1)
     _set_dumpable(False)
     chan_fd = os.dup(1)
     # nothing the supervisor prints by accident may land in the channel
@@ -1010,6 +1091,9 @@ def main():
         channel.emit({"t": "fatal", "detail": f"bad request: {exc}"})
         return 2
     link = HostLink(request.get("sync"), rest)
+    key = request.get("key")
+    if isinstance(key, str) and key:
+        channel.key = key.encode()
 
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
@@ -1019,7 +1103,7 @@ def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
     ipc = IpcCleaner() if IN_SANDBOX and len(jobs) > 1 else None
-    runner = JobRunner(channel, Cgroup(), limits, wake_r)
+    runner = JobRunner(channel, Cgroup(), limits, wake_r, fresh=len(jobs) > 1)
     link.sync(channel, 0)  # the host takes its baseline of the kernel's records
     for n, job in enumerate(jobs):
         runner.run(job)

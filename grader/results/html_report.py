@@ -213,6 +213,15 @@ def heat_color(v: float | None) -> tuple[str, str]:
     return f"hsl(212 72% {light:.0f}%)", ("#ffffff" if light < 58 else "#1f2328")
 
 
+def _full_ids(s: dict[str, Any]) -> bool:
+    """Problem ids keep their pack prefix when the run drew on several packs (ids may repeat across packs)."""
+    return len((s.get("run") or {}).get("pack") or {}) > 1
+
+
+def _pid_text(pid: str, full: bool) -> str:
+    return pid if full else pid.split("/", 1)[-1]
+
+
 def _modes_text(modes: list[str]) -> str:
     return " and ".join(MODE_LABEL.get(m, m) for m in modes)
 
@@ -310,8 +319,8 @@ def rounds_chart(rounds: list[dict[str, Any]], prefix: str, metric: str) -> str:
     pts = [(r["round"], r.get("rate"), r.get("rate_ci95")) for r in rounds]
     if not pts:
         return ""
-    w, h = 960, 210
-    ml, mr, mt, mb = 48, 40, 14, 34
+    w, h = 960, 180
+    ml, mr, mt, mb = 48, 40, 14, 30
     pw, ph = w - ml - mr, h - mt - mb
     n = len(pts)
 
@@ -594,6 +603,7 @@ def _top_failure(verdicts: dict[str, int], link: int | None) -> str:
 
 def _problems(s: dict[str, Any], first_sample: dict[tuple[str, str], int], titles: dict[str, str]) -> str:
     h = s.get("headline") or {}
+    full = _full_ids(s)
     ks = [k for k in (h.get("pass@k") or {}) if k != "1"]
     cols = [("problem", "problem", "text", ""), ("family", "family", "text", ""), ("tier", "tier", "text", ""),
             ("difficulty", "difficulty", "num", ""), ("n", "n", "num", "num"), ("pass1", "pass@1", "num", "num")]
@@ -608,7 +618,7 @@ def _problems(s: dict[str, Any], first_sample: dict[tuple[str, str], int], title
         title = titles.get(pid)
         tip = f' title="{esc(title)}"' if title else ""
         cells = [
-            f'<td data-v="{esc(pid)}"><span class="pid"{tip}>{esc(pid.split("/", 1)[-1])}</span></td>',
+            f'<td data-v="{esc(pid)}"><span class="pid"{tip}>{esc(_pid_text(pid, full))}</span></td>',
             f'<td data-v="{esc(row.get("family", ""))}">{esc(row.get("family", ""))}</td>',
             f'<td data-v="{esc(row.get("tier", ""))}">{esc(row.get("tier", ""))}</td>',
             f'<td data-v="{DIFFICULTY_ORDER.get(diff, 9)}">{esc(diff)}</td>',
@@ -676,7 +686,8 @@ def _field_chips(fields: dict[str, float]) -> str:
     return '<div class="fchips">' + "".join(chips) + "</div>"
 
 
-def _qa_problems(q: dict[str, Any], first_sample: dict[tuple[str, str], int], titles: dict[str, str]) -> str:
+def _qa_problems(q: dict[str, Any], first_sample: dict[tuple[str, str], int], titles: dict[str, str],
+                 full: bool = False) -> str:
     cols = [("problem", "problem", "text", ""), ("family", "family", "text", ""), ("tier", "tier", "text", ""),
             ("difficulty", "difficulty", "num", ""), ("n", "answers", "num", "num"),
             ("accuracy", "accuracy", "num", "num"), ("weakest", "weakest field", "num", ""),
@@ -691,7 +702,7 @@ def _qa_problems(q: dict[str, Any], first_sample: dict[tuple[str, str], int], ti
         title = titles.get(pid)
         tip = f' title="{esc(title)}"' if title else ""
         cells = [
-            f'<td data-v="{esc(pid)}"><span class="pid"{tip}>{esc(pid.split("/", 1)[-1])}</span></td>',
+            f'<td data-v="{esc(pid)}"><span class="pid"{tip}>{esc(_pid_text(pid, full))}</span></td>',
             f'<td data-v="{esc(row.get("family", ""))}">{esc(row.get("family", ""))}</td>',
             f'<td data-v="{esc(row.get("tier", ""))}">{esc(row.get("tier", ""))}</td>',
             f'<td data-v="{DIFFICULTY_ORDER.get(diff, 9)}">{esc(diff)}</td>',
@@ -721,7 +732,7 @@ def _qa_sections(s: dict[str, Any], first_sample: dict[tuple[str, str], int], ti
         if key == "by_tier" and not q.get(key):
             continue
         out.append(_groups(q.get(key) or {}, key, title, col, sec="qa-" + key.replace("_", "-"), metric="accuracy"))
-    out.append(_qa_problems(q, first_sample, titles))
+    out.append(_qa_problems(q, first_sample, titles, _full_ids(s)))
     return out
 
 
@@ -729,14 +740,15 @@ def _qa_sections(s: dict[str, Any], first_sample: dict[tuple[str, str], int], ti
 # reasoning vs code, revision, cost
 # ------------------------------------------------------------------------------------------
 
-def _problem_list(pids: list[str]) -> str:
+def _problem_list(pids: list[str], full: bool = False) -> str:
     if not pids:
         return '<span class="muted">none</span>'
-    return " ".join(f'<code class="pill">{esc(p.split("/", 1)[-1])}</code>' for p in pids)
+    return " ".join(f'<code class="pill">{esc(_pid_text(p, full))}</code>' for p in pids)
 
 
 def _gap(s: dict[str, Any]) -> str:
     g = s.get("gap") or {}
+    full = _full_ids(s)
     ci = g.get("gap_ci95")
     gap = g.get("gap")
     if gap is None:
@@ -768,7 +780,7 @@ def _gap(s: dict[str, Any]) -> str:
     for i, r in enumerate(sorted(g.get("rows") or [], key=lambda r: (-r["gap"], r["problem"]))):
         pid = str(r["problem"])
         rows.append(f'<tr data-problem="{esc(pid)}" data-i="{i}">'
-                    f'<td data-v="{esc(pid)}"><span class="pid">{esc(pid.split("/", 1)[-1])}</span></td>'
+                    f'<td data-v="{esc(pid)}"><span class="pid">{esc(_pid_text(pid, full))}</span></td>'
                     f'<td data-v="{esc(fam.get(pid, ""))}">{esc(fam.get(pid, ""))}</td>'
                     f'<td class="num" data-v="{_num_v(r["qa"])}">{esc(pct(r["qa"]))}</td>'
                     f'<td class="num" data-v="{_num_v(r["code"])}">{esc(pct(r["code"]))}</td>'
@@ -783,9 +795,9 @@ def _gap(s: dict[str, Any]) -> str:
             '<p class="caption">The same problems in both modes: Q&amp;A accuracy minus code pass@1, per problem and '
             'overall, with a 95% bootstrap CI that resamples the problems (paired).</p>'
             f'{cards}<p class="conclusion" id="gap-conclusion">{esc(conclusion)}</p>'
-            f'<dl class="facts wins"><dt>Q&amp;A better on</dt><dd id="qa-wins">{_problem_list(g.get("qa_wins") or [])}</dd>'
-            f'<dt>code better on</dt><dd id="code-wins">{_problem_list(g.get("code_wins") or [])}</dd>'
-            f'<dt>tied on</dt><dd id="ties">{_problem_list(g.get("ties") or [])}</dd></dl>'
+            f'<dl class="facts wins"><dt>Q&amp;A better on</dt><dd id="qa-wins">{_problem_list(g.get("qa_wins") or [], full)}</dd>'
+            f'<dt>code better on</dt><dd id="code-wins">{_problem_list(g.get("code_wins") or [], full)}</dd>'
+            f'<dt>tied on</dt><dd id="ties">{_problem_list(g.get("ties") or [], full)}</dd></dl>'
             '<p class="caption">Per problem, sorted by the gap (largest first). Bar: the gap, right of the middle when '
             'Q&amp;A did better, left when code did; gridlines at &plusmn;50 points.</p>'
             f'<div class="scroll"><table class="data gap sortable" id="gap-table"><thead><tr>{head}</tr></thead>'
@@ -836,13 +848,13 @@ def _revision_mode(mode: str, rev: dict[str, Any], feedback: str) -> str:
                     f'<td class="num">{"-" if first else esc(points(r.get("change")))}</td>'
                     f'<td class="num">{"-" if first else esc(points_ci(r.get("change_ci95")))}</td>'
                     + "".join(cell(k) for k in ("fixed", "broken", "stayed passing", "stayed failing"))
-                    + f'<td class="num">{esc(pct(sp.get("std"), 2))}</td><td class="num">{esc(rng)}</td>'
+                    + f'<td class="num" title="{esc("run range " + rng)}">{esc(pct(sp.get("std"), 2))}</td>'
                     f'<td>{esc(SHORT_VERDICT.get(r.get("verdict") or "", r.get("verdict") or ""))}</td></tr>')
     out.append('<div class="scroll"><table class="data revision"><thead><tr><th>round</th>'
                f'<th class="num">{esc(metric)}</th><th class="num">95% CI</th><th class="num">change</th>'
                '<th class="num">change CI</th><th class="num">fixed</th><th class="num">broken</th>'
-               '<th class="num">stayed passing</th><th class="num">stayed failing</th><th class="num">run std</th>'
-               '<th class="num">run range</th><th>vs round 0</th></tr></thead>'
+               '<th class="num">stayed pass</th><th class="num">stayed fail</th><th class="num">run std</th>'
+               '<th>vs round 0</th></tr></thead>'
                f'<tbody>{"".join(rows)}</tbody></table></div>')
     out.append(f'<figure class="chartbox">{rounds_chart(rounds, f"rev-{mode}", metric)}</figure>')
     for key, col in (("by_tier", "tier"), ("by_family", "family")):

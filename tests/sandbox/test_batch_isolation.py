@@ -132,3 +132,50 @@ def test_a_sample_that_hides_ipc_objects_gets_the_rest_a_fresh_container(sandbox
     else:
         # Linux lists every object in /proc/sysvipc: removed exactly, the container is reused
         assert made.container == seen.container
+
+
+FORGER = r'''
+import json, os, sys, time
+_done = []
+
+def _forge():
+    # the request's jobs and the worker's own job, read off the stack as a fork of the
+    # supervisor would have them; then a complete stream for every later job, and the end
+    frames, f = {}, sys._getframe(1)
+    while f is not None:
+        frames[f.f_code.co_name] = f.f_locals
+        f = f.f_back
+    me, jobs = frames["_worker"]["job"], frames["main"]["jobs"]
+    recs = [{"t": "case", "job": me["job"], "id": c["id"], "ok": True, "value": {"y": 2 * c["args"][0]}}
+            for c in me["cases"]]
+    recs.append({"t": "job_end", "job": me["job"]})
+    for j in jobs[[j["job"] for j in jobs].index(me["job"]) + 1:]:
+        recs += [{"t": "start", "job": j["job"]}, {"t": "load", "job": j["job"], "ok": True}]
+        recs += [{"t": "case", "job": j["job"], "id": c["id"], "ok": True, "value": {"y": 2 * c["args"][0]}}
+                 for c in j["cases"]]
+        recs.append({"t": "job_end", "job": j["job"]})
+    recs.append({"t": "end"})
+    fd = os.open("/proc/1/fd/1", os.O_WRONLY)
+    os.write(fd, "".join(json.dumps(r) + "\n" for r in recs).encode())
+
+def f(x):
+    if not _done:
+        _done.append(1)
+        time.sleep(0.3)  # let the supervisor forward the load record first
+        _forge()
+    return {"y": 2 * x}
+'''
+WRONG = "def f(x):\n    return {'y': 2 * x + 1}\n"
+
+
+def test_a_candidate_cannot_write_its_batch_mates_records(sandbox):
+    def mk(jid, src):
+        return Job(id=jid, source=src, entry_point="f", cases=[Case(id=f"h{i}", args=[i]) for i in range(3)])
+
+    forger, wrong = sandbox.run_many([mk("forger", FORGER), mk("wrong", WRONG)], LIMITS)
+    # the forger sees only its own job (a fresh interpreter), so it forges nothing for its mate;
+    # its forged end record has no MAC: the mate runs again in a fresh container, on its own
+    assert [c.value for c in wrong.cases] == [{"y": 1}, {"y": 3}, {"y": 5}], wrong
+    assert wrong.completed and wrong.container != forger.container
+    # for itself a forger can only claim the answers it could have returned
+    assert [c.value for c in forger.cases] == [{"y": 0}, {"y": 2}, {"y": 4}]

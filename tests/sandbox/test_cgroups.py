@@ -188,3 +188,24 @@ def test_the_harness_waits_for_the_hosts_answer_and_ignores_forged_ones(tmp_path
     assert proc.wait(timeout=30) == 0
     assert seen == ["sync", "start", "load", "case", "job_end", "sync", "start", "load", "case", "job_end",
                     "sync", "end"]
+
+
+def test_boundary_records_need_the_supervisors_mac():
+    from sandbox.channel import record_mac
+
+    key = b"k" * 32
+
+    def signed(**kw):
+        return json.dumps({**kw, "mac": record_mac(key, kw)}).encode()
+
+    a = ChannelAssembler(jobs(1), key=key)
+    for line in (signed(t="sync", n=0), signed(t="start", job="j0"), rec(t="load", job="j0", ok=True),
+                 rec(t="case", job="j0", id="c0", ok=True, value=1), rec(t="job_end", job="j0"),
+                 signed(t="sync", n=1), signed(t="end")):
+        a.feed_line(line)
+    assert a.protocol_error is None and a.ended
+    for forged in (rec(t="start", job="j0"), json.dumps({"t": "start", "job": "j0", "mac": "0" * 32}).encode(),
+                   json.dumps({"t": "start", "job": "j0", "mac": record_mac(key, {"t": "start", "job": "j1"})}).encode()):
+        b = ChannelAssembler(jobs(1), key=key)
+        b.feed_line(forged)
+        assert b.protocol_error == "unauthenticated start record"

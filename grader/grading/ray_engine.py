@@ -367,7 +367,7 @@ class RayEngine(GradingEngine):
         ready, _ = ray.wait(list(refs), num_returns=len(refs), timeout=PROBE_TIMEOUT_S)
         for ref, (node, res) in refs.items():
             if ref not in ready:
-                ray.cancel(ref, force=True)
+                self._cancel(ref)
                 self._mark(node, "unusable", f"the probe gave no answer within {PROBE_TIMEOUT_S:.0f}s")
                 continue
             try:
@@ -414,6 +414,12 @@ class RayEngine(GradingEngine):
                     self._cv.notify_all()
 
         threading.Thread(target=run, name="ray-refresh", daemon=True).start()
+
+    def _cancel(self, ref) -> None:
+        try:
+            self._ray.cancel(ref, force=True)
+        except Exception as exc:  # noqa: BLE001 - the task or its node may be gone already
+            log.info("cancelling a Ray task failed: %s", _short(exc))
 
     def _alive(self, node_id: str) -> bool:
         try:
@@ -469,10 +475,10 @@ class RayEngine(GradingEngine):
             if ready:
                 break
             if stop is not None and stop.is_set():
-                ray.cancel(ref, force=True)
+                self._cancel(ref)
                 return _Outcome("stopped", "interrupted")
             if time.monotonic() > deadline:
-                ray.cancel(ref, force=True)
+                self._cancel(ref)
                 return _Outcome("infra", f"no answer from node {node.name} within {budget_s:.0f}s")
         try:
             out = ray.get(ref)

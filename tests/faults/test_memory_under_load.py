@@ -70,11 +70,14 @@ def bomb_verdicts(runtime: str) -> set[str]:
     return {"memory_limit"} if runtime == "runc" else {"memory_limit", "timeout"}
 
 
-def test_memory_bombs_alone_are_memory_verdicts(tiny_catalog, handle):
+def test_memory_bombs_alone_are_memory_verdicts(tiny_catalog, handle, runtime):
+    # "alone": no burners of our own (the rest of the suite may still be running beside it)
     problem = tiny_catalog.find("tiny-pack/sound")
     hidden = vectors.load(problem).hidden
     grades = [grade_source(handle, problem, BOMB, hidden, LIMITS, job_id=f"b{i}")[0] for i in range(2)]
-    assert [g.verdict.value for g in grades] == ["memory_limit"] * 2, [g.reason for g in grades]
+    assert {g.verdict.value for g in grades} <= bomb_verdicts(runtime), [g.reason for g in grades]
+    if runtime == "runc":
+        assert [g.verdict.value for g in grades] == ["memory_limit"] * 2, [g.reason for g in grades]
 
 
 def test_memory_bombs_under_cpu_load_are_memory_verdicts(tiny_catalog, handle, cpu_burners, runtime):

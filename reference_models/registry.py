@@ -23,6 +23,7 @@ from . import (
     loopnest,
     maestro,
     pipeline,
+    pm_e2e,
     pm_traffic,
     ranking,
     roofline,
@@ -44,6 +45,7 @@ _MODULES: tuple[ModuleType, ...] = (
     pipeline,
     attention,
     pm_traffic,
+    pm_e2e,
 )
 
 

@@ -986,7 +986,7 @@ def _failure_table(failures: list[dict[str, Any]], unit: str = "vector") -> str:
                 f'<td class="val"><code>{esc(exp)}</code></td><td class="val got"><code>{esc(got)}</code></td>'
                 f'<td class="num">{esc(_num(d.get("ratio"), ".6g"))}</td>'
                 f'<td class="num">{esc(_num(d.get("rel_err"), ".3g"))}</td>'
-                f"<td>{esc(note)}</td></tr>")
+                f'<td class="note">{esc(note)}</td></tr>')
         rows.append('<tbody class="vec">' + "".join(group) + "</tbody>")
     out = []
     if rows:
@@ -1298,7 +1298,9 @@ table.diffs td{vertical-align:top}
 table.diffs tbody.vec{border-top:2px solid var(--line)}
 table.diffs code.inputs{display:block;max-width:280px;white-space:pre-wrap;word-break:break-all;font-size:11.5px;
 color:#424a53}
-table.diffs td.val{max-width:220px;overflow-wrap:anywhere}
+table.diffs td.val{min-width:110px;max-width:220px;overflow-wrap:anywhere}
+table.diffs td.note{max-width:240px;overflow-wrap:anywhere;color:var(--muted)}
+table.diffs code.inputs{min-width:150px}
 table.diffs td.got code{color:#a40e26}
 table.diffs td.err{color:#a40e26}
 pre.text{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 10px;margin:0;

@@ -112,6 +112,9 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
     q.add_argument("--test-share", type=float, default=0.2, metavar="F",
                    help="share of problems in the test split, 0 to 1 (default 0.2)")
     add_pack(q)
+    q.add_argument("--mode", choices=["code", "qa", "both"], default="code",
+                   help="code: one row per problem (default); qa: one row per Q&A item; both")
+    q.add_argument("--qa-items", type=int, default=5, metavar="N", help="Q&A items per kind, as in eval (default 5)")
     q.set_defaults(handler=cmd_export)
 
     q = ps.add_parser("validate", help="prove a pack is sound (gold passes, variants fail, ...)",
@@ -294,7 +297,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not 0.0 <= args.test_share <= 1.0:
         raise ConfigError(f"--test-share must be between 0 and 1 (got {args.test_share})")
     problems = _catalog(args).problems(args.pack)
-    rows = list(export_rows(problems, seed=args.split_seed, test_share=args.test_share))
+    if args.qa_items < 1:
+        raise ConfigError("--qa-items must be >= 1")
+    rows = list(export_rows(problems, seed=args.split_seed, test_share=args.test_share, mode=args.mode,
+                            qa_count=args.qa_items))
     text = to_jsonl(rows)
     if args.out == "-":
         sys.stdout.write(text)

@@ -1,4 +1,5 @@
-"""A pack's prompts as a training dataset: one JSON line per problem, nothing hidden in it.
+"""A pack's prompts as a training dataset: one JSON line per problem (and, with ``mode`` qa or
+both, one per Q&A item, keyed ``pack/id:item``), nothing hidden in it.
 
 Each row holds the prompt a model sees in ``eval`` (exactly what ``problems show`` prints), as chat
 messages (``prompt``: TRL's conversational format and verl's ``prompt`` column) and as text
@@ -66,10 +67,40 @@ def export_row(problem: Problem, seed: int = 0, test_share: float = DEFAULT_TEST
     }
 
 
-def export_rows(problems: Iterable[Problem], seed: int = 0,
-                test_share: float = DEFAULT_TEST_SHARE) -> Iterator[dict[str, Any]]:
+def export_qa_rows(problem: Problem, count: int = 5, seed: int = 0,
+                   test_share: float = DEFAULT_TEST_SHARE) -> list[dict[str, Any]]:
+    """The problem's Q&A items, one row each, keyed ``pack/id:item`` (the key the Q&A reward grades
+    by). The split is the problem's, so every item of a problem lands on the same side."""
+    from .qa import QA_PROMPT_VERSION, qa_items, render_qa_prompt
+
+    if problem.data.qa is None:
+        return []
+    vs = vectors.load(problem)
+    pid = problem.qualified_id
+    split = split_of(pid, seed, test_share)
+    rows = []
+    for it in qa_items(problem, vs.hidden, count):
+        text = render_qa_prompt(problem, it, vs.visible)
+        key = f"{pid}:{it.id}"
+        rows.append({
+            "problem": key, "pack": problem.pack.name, "pack_version": problem.pack.version, "id": problem.id,
+            "item": it.id, "kind": it.kind, "title": problem.title, "family": problem.family,
+            "difficulty": problem.difficulty, "tier": problem.pack.data.tier, "split": split,
+            "prompt": [{"role": "user", "content": text}], "prompt_text": text, "mode": "qa",
+            "content_hash": problem.content_hash, "prompt_version": QA_PROMPT_VERSION, "format": EXPORT_FORMAT,
+            "data_source": f"perfgrade/{problem.pack.name}/qa", "ability": "reasoning",
+            "reward_model": {"style": "rule", "ground_truth": key}, "extra_info": {"problem": key, "split": split},
+        })
+    return rows
+
+
+def export_rows(problems: Iterable[Problem], seed: int = 0, test_share: float = DEFAULT_TEST_SHARE,
+                mode: str = "code", qa_count: int = 5) -> Iterator[dict[str, Any]]:
     for p in problems:
-        yield export_row(p, seed, test_share)
+        if mode in ("code", "both"):
+            yield export_row(p, seed, test_share)
+        if mode in ("qa", "both"):
+            yield from export_qa_rows(p, qa_count, seed, test_share)
 
 
 def to_jsonl(rows: Iterable[dict[str, Any]]) -> str:

@@ -86,7 +86,7 @@ def make_trl_reward_func(rewarder: Rewarder | None = None, *, partial: bool | No
         if len(problems) != len(completions):
             raise ConfigError(f"{len(completions)} completions but {len(problems)} values of {problem_key!r}")
         r = rewarder or default_rewarder()
-        out = r.score_many(list(zip(problems, completions)), partial=partial)
+        out = r.score_many(list(zip(problems, completions)), mode="auto", partial=partial)
         return out.rewards  # type: ignore[return-value]
 
     reward_func.__name__ = reward_func.__qualname__ = name
@@ -117,7 +117,8 @@ def _verl_problem(ground_truth: Any, extra_info: Any) -> str:
 def verl_compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None,
                        *, partial: bool | None = None, **kwargs: Any) -> float:
     """verl custom reward function (naive reward manager): the reward of one completion."""
-    out = default_rewarder().score(_verl_problem(ground_truth, extra_info), [solution_str], partial=partial)
+    out = default_rewarder().score_many([(_verl_problem(ground_truth, extra_info), solution_str)], mode="auto",
+                                       partial=partial)
     return float(out.rewards[0] or 0.0)
 
 
@@ -127,5 +128,5 @@ def verl_compute_score_batch(data_sources: Sequence[str], solution_strs: Sequenc
     """verl custom reward function for the batch reward manager: every completion of a step at once."""
     infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     pairs = [(_verl_problem(gt, info), s) for gt, info, s in zip(ground_truths, infos, solution_strs)]
-    out = default_rewarder().score_many(pairs, partial=partial)
+    out = default_rewarder().score_many(pairs, mode="auto", partial=partial)
     return [float(r or 0.0) for r in out.rewards]

@@ -19,9 +19,13 @@ Gradings run in batch mode by default (up to ``batch`` completions of one proble
 container, each in its own fresh process; docs/performance.md has the trade-off), with as many
 batches in flight as the engine has slots. ``batch=1`` gives every completion its own container.
 
-``mode="code"`` is the only mode for now: the model writes the function. Modes are looked up in
+``mode="code"``: the model writes the function. ``mode="qa"``: the model answers one Q&A item
+directly (``problems export --mode qa`` writes those prompts); the problem key is then
+``pack/id:item`` (e.g. ``perf-core/f4-gemm-dram-traffic:q0``), the answer is the last strict JSON
+object in a fenced block, compared on the host with no sandbox: 1.0 for ``correct``; with
+``partial=True``, the share of the item's fields answered correctly. Modes are looked up in
 :attr:`Rewarder.modes` (mode name -> a method grading groups of completion texts, one group per
-problem), so a Q&A mode (the model answers instances directly) plugs in as one more entry.
+problem key).
 """
 
 from __future__ import annotations
@@ -120,7 +124,7 @@ class Rewarder:
         self.catalog = catalog
         # mode -> grades groups of completions, one group per problem, in order
         self.modes: dict[str, Callable[[list[tuple[Problem, list[str]]]], list[list[Grade]]]] = {
-            "code": self._grade_code}
+            "code": self._grade_code, "qa": self._grade_qa}
         self._problems: dict[str, Problem] = {}
         self._hidden: dict[str, tuple] = {}
         self._lock = threading.Lock()
@@ -150,31 +154,68 @@ class Rewarder:
 
     def score_many(self, pairs: Sequence[tuple[str, Completion]], *, mode: str = "code",
                    partial: bool | None = None) -> RewardBatch:
-        """Rewards for (problem, completion) pairs of any problems, in their order."""
+        """Rewards for (problem, completion) pairs of any problems, in their order.
+
+        ``mode="auto"`` tells each pair's mode by its key: ``pack/id:item`` is a Q&A item, ``pack/id``
+        a code-mode problem (problem ids never hold a colon), so one batch may mix both."""
+        if mode == "auto":
+            return self._score_auto(pairs, partial)
         grade_groups = self.modes.get(mode)
         if grade_groups is None:
             raise ConfigError(f"mode {mode!r} is not supported: expected one of {', '.join(sorted(self.modes))}")
         partial = self.partial if partial is None else partial
         texts = [completion_text(c) for _, c in pairs]
-        problems = [self.problem(pid) for pid, _ in pairs]
-        groups: dict[str, list[int]] = {}
-        for i, p in enumerate(problems):
-            groups.setdefault(p.qualified_id, []).append(i)
-        graded = grade_groups([(problems[idx[0]], [texts[i] for i in idx]) for idx in groups.values()])
+        keys = [self._split_key(pid, mode) for pid, _ in pairs]
+        problems = [self.problem(pid) for pid, _ in keys]
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i, (p, (_, item)) in enumerate(zip(problems, keys)):
+            groups.setdefault((p.qualified_id, item), []).append(i)
+        graded = grade_groups([(problems[idx[0]], [texts[i] for i in idx]) if mode == "code" else
+                               (problems[idx[0]], keys[idx[0]][1], [texts[i] for i in idx])
+                               for idx in groups.values()])
         grades: list[Grade | None] = [None] * len(pairs)
         for idx, got in zip(groups.values(), graded):
             for i, g in zip(idx, got):
                 grades[i] = g
         done = [g for g in grades if g is not None]
         assert len(done) == len(pairs)
+        names = [p.qualified_id + (f":{item}" if item else "") for p, (_, item) in zip(problems, keys)]
         return RewardBatch(rewards=[self.reward(g, partial) for g in done], verdicts=[g.verdict.value for g in done],
-                           grades=done, problems=[p.qualified_id for p in problems])
+                           grades=done, problems=names)
+
+    def _score_auto(self, pairs: Sequence[tuple[str, Completion]], partial: bool | None) -> RewardBatch:
+        by_mode: dict[str, list[int]] = {}
+        for i, (key, _) in enumerate(pairs):
+            by_mode.setdefault("qa" if ":" in key else "code", []).append(i)
+        rewards: list[float | None] = [None] * len(pairs)
+        verdicts: list[str] = [""] * len(pairs)
+        grades: list[Grade | None] = [None] * len(pairs)
+        names: list[str] = [""] * len(pairs)
+        for mode, idx in by_mode.items():
+            part = self.score_many([pairs[i] for i in idx], mode=mode, partial=partial)
+            for j, i in enumerate(idx):
+                rewards[i], verdicts[i], grades[i], names[i] = (part.rewards[j], part.verdicts[j], part.grades[j],
+                                                                part.problems[j])
+        return RewardBatch(rewards=rewards, verdicts=verdicts, grades=[g for g in grades if g is not None],
+                           problems=names)
+
+    @staticmethod
+    def _split_key(ident: str, mode: str) -> tuple[str, str]:
+        """(problem id, Q&A item) from a problem key: ``pack/id`` in code mode, ``pack/id:item`` in qa."""
+        if mode != "qa":
+            return ident, ""
+        pid, sep, item = ident.rpartition(":")
+        if not sep or not pid or not item:
+            raise ConfigError(f"{ident!r}: a Q&A completion is keyed pack/id:item (e.g. perf-core/f1-...:q0)")
+        return pid, item
 
     def reward(self, g: Grade, partial: bool = False) -> float | None:
         if g.verdict is Verdict.INFRA_ERROR:
             return self.infra_reward
         if g.passed:
             return 1.0
+        if partial and g.fields and g.vectors_total == 1 and g.verdict is not Verdict.NO_ANSWER:
+            return sum(not f.failed for f in g.fields.values()) / len(g.fields)  # a Q&A answer: fields right
         if partial and g.vectors_total:
             return g.vectors_passed / g.vectors_total
         return 0.0
@@ -231,6 +272,22 @@ class Rewarder:
                 out[g_index][i] = g
         assert all(g is not None for row in out for g in row)
         return out  # type: ignore[return-value]
+
+    def _grade_qa(self, groups: list[tuple[Problem, str, list[str]]]) -> list[list[Grade]]:
+        """Q&A mode: extract each answer and compare it with the item's expected answer on the host."""
+        from ..grading.qa import extract_answer, grade_answer
+        from ..packs.qa import qa_items
+
+        out = []
+        for problem, item_id, texts in groups:
+            if problem.data.qa is None:
+                raise ConfigError(f"{problem.qualified_id} has no [qa] table: it has no Q&A items")
+            index = int(item_id[1:].split(".")[-1]) if item_id[1:].replace(".", "").isdigit() else -1
+            items = {it.id: it for it in qa_items(problem, self.hidden(problem), max(5, index + 1))}
+            if item_id not in items:
+                raise ConfigError(f"{problem.qualified_id} has no Q&A item {item_id!r}")
+            out.append([grade_answer(items[item_id], extract_answer(t)) for t in texts])
+        return out
 
     # -- lifetime ----------------------------------------------------------------------------
     def close(self) -> None:

@@ -73,3 +73,28 @@ def test_the_split_is_a_seeded_hash_of_the_problem_id(tiny_registry, tmp_path):
     assert {json.loads(line)["split"] for line in out.read_text().splitlines()} == {"test"}
     assert main(["problems", "export", "tiny-pack", "--pack-path", str(TINY_PACK), "--out", str(out),
                  "--test-share", "1.5"]) == 2
+
+
+def test_qa_export_rows_are_keyed_by_item_and_hold_no_answer(tmp_path):
+    import json
+
+    from grader.cli import main
+    from grader.packs import vectors
+    from grader.packs.problems import Catalog
+    from grader.packs.qa import qa_items
+
+    out = tmp_path / "qa.jsonl"
+    assert main(["problems", "export", "perf-core", "--out", str(out), "--mode", "both", "--qa-items", "2"]) == 0
+    rows = [json.loads(l) for l in out.read_text().splitlines()]
+    cat = Catalog()
+    code_rows = [r for r in rows if r.get("mode") != "qa"]
+    qa_rows = [r for r in rows if r.get("mode") == "qa"]
+    assert len(code_rows) == len(cat.problems("perf-core"))
+    for r in qa_rows:
+        pid, item = r["problem"].rsplit(":", 1)
+        p = cat.find(pid)
+        it = {i.id: i for i in qa_items(p, vectors.load(p).hidden, 2)}[item]
+        assert r["reward_model"]["ground_truth"] == r["problem"] and r["split"] == next(
+            c["split"] for c in code_rows if c["problem"] == pid)
+        if it.kind == "value":
+            assert json.dumps(it.expected, separators=(", ", ": ")) not in r["prompt_text"]

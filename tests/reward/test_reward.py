@@ -35,7 +35,7 @@ def test_completion_text_reads_strings_and_chat_messages():
                                                               {"type": "image", "url": "-"}]}]) == "x"
 
 
-def test_only_code_mode_for_now_and_clear_errors(tiny_catalog):
+def test_modes_and_clear_errors(tiny_catalog):
     from grader.errors import ConfigError
     from grader.grading.execution import GradingEngine
     from grader.reward import Rewarder
@@ -44,8 +44,10 @@ def test_only_code_mode_for_now_and_clear_errors(tiny_catalog):
     with pytest.raises(ConfigError, match="'local' or 'ray'"):
         Rewarder(engine="kubernetes", catalog=tiny_catalog)
     with Rewarder(engine=GradingEngine(), catalog=tiny_catalog) as r:  # an engine that never runs here
-        with pytest.raises(ConfigError, match="mode 'qa' is not supported: expected one of code"):
-            r.score("tiny-pack/sound", ["42"], mode="qa")
+        with pytest.raises(ConfigError, match="mode 'essay' is not supported: expected one of code, qa"):
+            r.score("tiny-pack/sound", ["42"], mode="essay")
+        with pytest.raises(ConfigError, match="has no \\[qa\\] table"):
+            r.score("tiny-pack/sound:q0", ["42"], mode="qa")
         with pytest.raises(ConfigError, match="no 'problem' column"):
             make_trl_reward_func(r)(prompts=["p"], completions=["c"])
     with pytest.raises(ConfigError, match="ground_truth"):
@@ -103,3 +105,36 @@ def test_local_rewards_match_the_verdicts_and_the_trainers_adapters_return_them(
                                                extra_infos=[{"problem": "tiny-pack/sound"}, {}, {}]) == [0.0, 1.0, 0.0]
     finally:
         module.close_default_rewarder()
+
+
+# ------------------------------------------------------------------------------------------
+# Q&A answers as rewards (no code runs)
+# ------------------------------------------------------------------------------------------
+
+def test_qa_answers_are_rewarded_on_the_host_and_mixed_batches_keep_their_order():
+    import json
+
+    from grader.packs import vectors
+    from grader.packs.problems import Catalog
+    from grader.packs.qa import qa_items
+    from grader.reward import Rewarder
+
+    cat = Catalog([ROOT / "problems" / "perf-core"])
+    p = cat.find("perf-core/f4-gemm-dram-traffic")
+    items = qa_items(p, vectors.load(p).hidden, 5)
+    value = items[0]
+    choice = next(it for it in items if it.kind == "choice")
+    right = f"Reasoning.\n```json\n{json.dumps(value.expected)}\n```"
+    one_off = {**value.expected, "I_reads": value.expected["I_reads"] + 1}
+    wrong = f"```json\n{json.dumps(one_off)}\n```"
+    letter = f'```json\n{{"answer": "{choice.expected["answer"]}"}}\n```'
+    code = "```python\n" + (ROOT / "problems/perf-core/f4-gemm-dram-traffic/solution.py").read_text() + "```"
+    with Rewarder(catalog=cat, batch=4) as r:
+        out = r.score(f"{p.qualified_id}:{value.id}", [right, wrong, "no idea"], mode="qa", partial=True)
+        assert out.verdicts == ["correct", "wrong_answer", "no_answer"]
+        assert out.rewards == [1.0, 0.75, 0.0]  # 3 of 4 fields right
+        mixed = r.score_many([(f"{p.qualified_id}:{choice.id}", letter), (p.qualified_id, code),
+                              (f"{p.qualified_id}:{value.id}", wrong)], mode="auto")
+        assert mixed.verdicts == ["correct", "pass", "wrong_answer"] and mixed.rewards == [1.0, 1.0, 0.0]
+        with pytest.raises(Exception, match="keyed pack/id:item"):
+            r.score(p.qualified_id, [right], mode="qa")

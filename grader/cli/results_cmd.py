@@ -216,6 +216,8 @@ def group_failures(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "signature": sig, "count": len(members),
             "problems": sorted({m["problem"] for m in members}),
             "models": sorted({m["model"] for m in members}),
+            "tiers": {t: sum(m.get("tier") == t for m in members) for t in sorted({m.get("tier", "") for m in members})},
+            "modes": sorted({m.get("mode", "code") for m in members}),
             "representative": {"run": rep["run"], "problem": rep["problem"], "sample": rep["sample"],
                                "reason": rep["reason"]},
         })
@@ -233,12 +235,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if args.json:
             dump_json(clusters[: args.limit])
             return 0
-        t = table("count", "signature", "problems", "models", "representative", title="failure signatures",
+        t = table("count", "signature", "problems", "tiers", "models", "representative", title="failure signatures",
                   right=("count",))
         for c in clusters[: args.limit]:
             rep = c["representative"]
             t.add_row(str(c["count"]), c["signature"], ", ".join(p.split("/", 1)[-1] for p in c["problems"][:6])
                       + (f" (+{len(c['problems']) - 6})" if len(c["problems"]) > 6 else ""),
+                      ", ".join(f"{t} {n}" for t, n in c["tiers"].items() if t),
                       ", ".join(c["models"]), f"{rep['problem'].split('/', 1)[-1]}#{rep['sample']}")
         con.print(t)
         con.print(f"{len(records)} failing samples in {len(clusters)} clusters")

@@ -208,6 +208,7 @@ def failing_records(
     run = RunDir.open(run_path)
     m = run.manifest
     titles = {p.id: p.title for p in m.problems}
+    tiers = {p.id: p.tier for p in m.problems}
     out = []
     for rec in iter_samples(run):
         g = rec.final_grade
@@ -232,7 +233,7 @@ def failing_records(
                             "grade": gr, "feedback": (rec.feedback.get(r) or {}).get("message")})
         out.append({
             "run": m.run_id, "model": m.model, "problem": rec.problem, "title": titles.get(rec.problem, ""),
-            "mode": rec.mode, "item": rec.item, "sample": rec.sample, "round": last,
+            "tier": tiers.get(rec.problem, ""), "mode": rec.mode, "item": rec.item, "sample": rec.sample, "round": last,
             "verdict": g["verdict"], "reason": g["reason"], "signature": signature(g),
             "code": comp.get("code"), "answer": comp.get("answer"), "text": comp.get("text"),
             "extraction": comp.get("extraction"), "grade": g, "rounds": history,

@@ -690,8 +690,8 @@ def _qa_problems(q: dict[str, Any], first_sample: dict[tuple[str, str], int], ti
                  full: bool = False) -> str:
     cols = [("problem", "problem", "text", ""), ("family", "family", "text", ""), ("tier", "tier", "text", ""),
             ("difficulty", "difficulty", "num", ""), ("n", "answers", "num", "num"),
-            ("accuracy", "accuracy", "num", "num"), ("weakest", "weakest field", "num", ""),
-            ("fields", "per-field accuracy (value items)", "text", "wide"), ("top", "top failure", "text", "")]
+            ("accuracy", "accuracy", "num", "num"), ("fields", "per-field accuracy, weakest first", "num", "wide"),
+            ("top", "top failure", "text", "")]
     rows = []
     for i, row in enumerate(q.get("problems") or []):
         pid = str(row.get("problem", ""))
@@ -708,16 +708,15 @@ def _qa_problems(q: dict[str, Any], first_sample: dict[tuple[str, str], int], ti
             f'<td data-v="{DIFFICULTY_ORDER.get(diff, 9)}">{esc(diff)}</td>',
             f'<td class="num" data-v="{esc(row.get("n", ""))}">{esc(row.get("n", ""))}</td>',
             f'<td class="num" data-v="{_num_v(acc)}">{mini_svg(acc)} {esc(pct(acc))}</td>',
-            (f'<td data-v="{_num_v(fields[weak])}"><code>{esc(weak)}</code> {esc(pct(fields[weak]))}</td>' if weak
-             else '<td data-v="">-</td>'),
-            f'<td class="wide">{_field_chips(fields)}</td>',
+            f'<td class="wide" data-v="{_num_v(fields[weak]) if weak else ""}">{_field_chips(fields)}</td>',
             _top_failure(row.get("verdicts") or {}, first_sample.get(("qa", pid))),
         ]
         rows.append(f'<tr data-problem="{esc(pid)}" data-i="{i}">' + "".join(cells) + "</tr>")
     body = "".join(rows) or f'<tr><td colspan="{len(cols)}" class="muted">no Q&amp;A answers graded</td></tr>'
     return ('<section id="qa-problems-section"><h2>Q&amp;A problems</h2>'
             '<p class="caption">Accuracy: the share of a problem&#x27;s answers (items &times; samples) right on every '
-            'field. Per-field accuracy: the share of its value answers right on that field, weakest first. '
+            'field. Per-field accuracy: the share of its value answers right on that field (value items only), '
+            'weakest first. '
             '<span class="noprint">Click a column header to sort.</span></p>'
             f'<div class="scroll"><table class="data problems qa sortable" id="qa-problems"><thead><tr>{_sort_head(cols)}'
             f"</tr></thead><tbody>{body}</tbody></table></div></section>")
@@ -1196,7 +1195,7 @@ CSS = """
 html{-webkit-text-size-adjust:100%}
 body{margin:0;background:#fff;color:var(--fg);font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,
 "Helvetica Neue","Noto Sans","Liberation Sans",Arial,sans-serif}
-.wrap{max-width:1120px;margin:0 auto;padding:20px 28px 64px}.wrap.wide{max-width:1400px}
+.wrap{max-width:1120px;margin:0 auto;padding:20px 28px 64px}.wrap.wide,nav.toc.wide .in{max-width:1400px}
 code,pre{font-family:var(--mono);font-size:12.5px}
 a{color:var(--accent);text-decoration:none}a:hover{text-decoration:underline}
 .muted{color:var(--muted)}.small{font-size:12.5px}.strong{font-weight:600}
@@ -1545,7 +1544,7 @@ def page_shell(title: str, toc: list[tuple[str, str]], content: list[str], foote
            f"script-src {_csp_hash(ERRORS_JS)} {_csp_hash(INIT_JS)}; "
            "style-src 'unsafe-inline'; img-src data:; font-src 'none'; connect-src 'none'; "
            "base-uri 'none'; form-action 'none'")
-    nav = ('<nav class="toc" aria-label="sections"><div class="in">'
+    nav = (f'<nav class="toc{" wide" if wide else ""}" aria-label="sections"><div class="in">'
            + "".join(f'<a href="#{esc(a)}">{label}</a>' for a, label in toc) + "</div></nav>")
     parts = [
         "<!DOCTYPE html>",

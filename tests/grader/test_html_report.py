@@ -412,3 +412,489 @@ def test_real_demo_eval_report(sandbox_image, tmp_path, monkeypatch, capsys):
     p1 = {p["problem"].split("/", 1)[-1]: p["pass@1"] for p in s["problems"]}
     assert sorted(order) == sorted(p1)
     assert [p1[p] for p in order] == sorted(p1.values(), reverse=True)
+
+
+# ------------------------------------------------------------------------------------------
+# real runs of the demo model: code only, Q&A only, both modes with revision, a hostile one
+# ------------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE_PROBLEM = "perf-core/f2-roofline-gemm"
+HOSTILE_CODE_0 = '''Let me think. <script>document.body.dataset.pwned="code-reply"</script>
+
+```python
+def roofline_gemm(gemm, hw):
+    # </script><script>document.body.dataset.pwned="code"</script> <img src="http://198.51.100.7/x.png" onerror="document.body.dataset.pwned='img'">
+    print("<iframe src=\\"http://198.51.100.7/\\"></iframe>")
+    return {"flops": 1, "dram_bytes": 1, "intensity": 1.0, "peak_gflops": 1.0, "ridge_point": 1.0,
+            "attainable_gflops": 1.0, "latency_us": 1.0,
+            "bound": "</td></tr><script>document.body.dataset.pwned='got'</script>"}
+```
+'''
+HOSTILE_CODE_1 = '''Fixed.
+
+```python
+def roofline_gemm(gemm, hw):
+    raise ValueError("</pre><script>document.body.dataset.pwned='msg'</script>")
+```
+'''
+HOSTILE_QA_0 = '''<think><script>document.body.dataset.pwned="reasoning"</script> <b>bold?</b></think>
+
+```json
+{"flops": "<img src=x onerror=document.body.dataset.pwned='answer'>", "dram_bytes": 1, "intensity": 1.0,
+ "peak_gflops": 1.0, "ridge_point": 1.0, "attainable_gflops": 1.0, "latency_us": 1.0,
+ "bound": "</pre><script>document.body.dataset.pwned='field'</script>"}
+```
+'''
+HOSTILE_QA_1 = ('Second try: <style>body{display:none}</style>'
+                '<svg onload="document.body.dataset.pwned=\'svg\'"></svg> no JSON this time.')
+HOSTILE_MODEL = '<script>document.body.dataset.pwned="model"</script>'
+
+
+def _eval(main, *args: str) -> None:
+    assert main(["eval", "--quiet", *args]) == 0, args
+
+
+@pytest.fixture(scope="module")
+def demo_runs(sandbox_image, tmp_path_factory):
+    """{name: run directory}: the demo model in code mode (two packs, so two tiers), in Q&A mode, in
+    both with three revision rounds, and a completions file of hostile output in both modes with two
+    rounds."""
+    from grader.cli import main
+
+    base = tmp_path_factory.mktemp("demo-runs")
+    hostile = base / "hostile.jsonl"
+    hostile.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"problem": HOSTILE_PROBLEM, "sample": 0, "text": HOSTILE_CODE_0},
+        {"problem": HOSTILE_PROBLEM, "sample": 0, "round": 1, "text": HOSTILE_CODE_1},
+        {"problem": HOSTILE_PROBLEM, "sample": 0, "mode": "qa", "item": "q0", "text": HOSTILE_QA_0},
+        {"problem": HOSTILE_PROBLEM, "sample": 0, "mode": "qa", "item": "q0", "round": 1, "text": HOSTILE_QA_1},
+    ]))
+    runs = base / "runs"
+    with pytest.MonkeyPatch.context() as mp:
+        for var in ("PERFGRADE_BASE_URL", "OPENAI_BASE_URL", "PERFGRADE_MODEL"):
+            mp.delenv(var, raising=False)
+        mp.setenv("PERFGRADE_CACHE", str(base / "cache"))
+        common = ["--runs-dir", str(runs)]
+        _eval(main, "--name", "both", "--pack", "perf-core", "--mode", "both", "--rounds", "3", "--feedback", "examples",
+              "--family", "F4", "--samples", "3", *common)
+        _eval(main, "--name", "code", "--family", "F4", "--family", "F5", "--samples", "2", *common)
+        _eval(main, "--name", "qa", "--pack", "perf-core", "--mode", "qa", "--family", "F2", "--family", "F16", "--samples", "2", *common)
+        _eval(main, "--name", "hostile", "--completions", str(hostile), "--model", HOSTILE_MODEL,
+              "--problem", HOSTILE_PROBLEM, "--mode", "both", "--rounds", "2", "--feedback", "examples",
+              "--qa-items", "1", "--samples", "1", "--k", "1", *common)
+    return {name: runs / name for name in ("both", "code", "qa", "hostile")}
+
+
+@pytest.fixture(scope="module")
+def demo_pages(demo_runs):
+    """{name: (summary, failing samples, page)} of each demo run."""
+    out = {}
+    for name, path in demo_runs.items():
+        s = run_summary(load_run(path))
+        samples = failing_samples(path)
+        out[name] = (s, samples, render_html(s, samples))
+    return out
+
+
+def section_ids(page: str) -> set[str]:
+    return set(re.findall(r'<section id="([^"]+)"', page))
+
+
+def section(page: str, sec: str) -> str:
+    start = page.index(f'<section id="{sec}"')
+    return page[start: page.index("</section>", start)]
+
+
+def between(page: str, start: str, end: str | None = None) -> str:
+    i = page.index(start)
+    return page[i: page.index(end, i) if end else len(page)]
+
+
+def sample_block(page: str, i: int, n: int) -> str:
+    """The HTML of failing sample i (of n shown)."""
+    return between(page, f'id="sample-{i}"', f'id="sample-{i + 1}"' if i + 1 < n else "</section>")
+
+
+def row(html: str, attr: str) -> str:
+    """The first table row carrying the attribute (e.g. data-group="F4")."""
+    i = html.index(f"<tr {attr}") if f"<tr {attr}" in html else html.index(attr)
+    return html[i: html.index("</tr>", i)]
+
+
+CODE_SECTIONS = {"headline", "runs", "verdicts", "by-tier", "by-difficulty", "by-family", "problems-section"}
+QA_SECTIONS = {"qa-headline", "qa-runs", "qa-verdicts", "qa-by-tier", "qa-by-difficulty", "qa-by-family",
+               "qa-problems-section"}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_each_kind_of_run_has_its_sections(demo_pages):
+    expect = {
+        "code": CODE_SECTIONS | {"cost", "failing"},
+        "qa": QA_SECTIONS | {"cost", "failing"},
+        "both": CODE_SECTIONS | QA_SECTIONS | {"gap", "revision", "cost", "failing"},
+    }
+    for name, want in expect.items():
+        s, _, page = demo_pages[name]
+        assert section_ids(page) == want, name
+        # every link of the table of contents lands on something on the page
+        nav = between(page, '<nav class="toc"', "</nav>")
+        for anchor in re.findall(r'href="#([^"]+)"', nav):
+            assert f'id="{anchor}"' in page, (name, anchor)
+        # the data block is the summary
+        p = _Tags()
+        p.feed(page)
+        assert json.loads(p.data["report-data"]) == json.loads(json.dumps(s))
+    both = demo_pages["both"][2]
+    assert 'id="part-code"' in both and 'id="part-qa"' in both
+    assert 'id="revision-code"' in both and 'id="revision-qa"' in both
+    assert "Headline (code mode)" in both and "Headline (Q&amp;A mode)" in both
+    assert 'id="part-code"' not in demo_pages["code"][2]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_code_numbers_and_tiers_equal_the_summary(demo_pages):
+    s, _, page = demo_pages["code"]
+    assert set(s["by_tier"]) == {"guided", "model"}
+    assert f'id="headline-pass1">{pct(s["headline"]["pass@1"])}<' in page
+    for key, sec in (("by_tier", "by-tier"), ("by_family", "by-family"), ("by_difficulty", "by-difficulty")):
+        assert s[key], key
+        html = section(page, sec)
+        for name, g in s[key].items():
+            r = row(html, f'data-group="{name}"')
+            assert f">{pct(g['pass@1'])}<" in r and f">{pct(g['spread']['std'], 2)}<" in r, (key, name)
+    probs = section(page, "problems-section")
+    for p in s["problems"]:
+        r = row(probs, f'data-problem="{p["problem"]}"')
+        assert f'>{p["tier"]}<' in r and pct(p["pass@1"]) in r
+        assert f'>{p["problem"]}</span>' in r  # two packs: ids keep their pack (f4-gemm-dram-traffic is in both)
+    cost = section(page, "cost")
+    for rnd, c in s["run"]["cost_usd"]["by_round"].items():
+        assert f">round {rnd}</th><td class=\"num\">{c['calls']}<" in cost
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_qa_numbers_and_fields_equal_the_summary(demo_pages):
+    s, samples, page = demo_pages["qa"]
+    q = s["qa"]
+    assert s["modes"] == ["qa"] and not s["problems"]
+    assert f'id="qa-accuracy">{pct(q["headline"]["accuracy"])}<' in page
+    assert ci_text_of(q["headline"]["accuracy_ci95"]) in section(page, "qa-headline")
+    kinds = section(page, "qa-headline")
+    for kind, v in q["by_kind"].items():
+        k = between(kinds, f'data-kind="{kind}"', "</div>")
+        assert f"<b>{pct(v['accuracy'])}</b>" in k and f"{v['items']} answers" in k
+    for rate in q["runs"]["runs"]:
+        assert f'<span class="rate">{pct(rate)}</span>' in section(page, "qa-runs")
+    for key, sec in (("by_tier", "qa-by-tier"), ("by_family", "qa-by-family")):
+        html = section(page, sec)
+        for name, g in q[key].items():
+            assert f">{pct(g['pass@1'])}<" in row(html, f'data-group="{name}"'), (key, name)
+    table = section(page, "qa-problems-section")
+    with_fields = 0
+    for p in q["problems"]:
+        r = row(table, f'data-problem="{p["problem"]}"')
+        assert f"{pct(p['accuracy'])}<" in r
+        for field, acc in p["fields"].items():
+            chip = between(r, f'data-field="{field}"', "</span>")
+            assert f"<b>{pct(acc, 0)}</b>" in chip, (p["problem"], field)
+            with_fields += 1
+    assert with_fields
+    # Q&A answers among the failing samples: the reply collapsed, the JSON answer, fields expected vs got
+    assert samples and all(sm["mode"] == "qa" for sm in samples)
+    assert page.count('<details class="sample"') == len(samples)
+    assert page.count('<details class="reply">') == len(samples)
+    assert page.count('data-mode="qa"') >= len(samples)
+    wrong = next(sm for sm in samples if sm["verdict"] == "wrong_answer" and sm["failures"][0].get("diffs"))
+    i = samples.index(wrong)
+    block = sample_block(page, i, len(samples))
+    assert "answer (JSON)" in block and "per field: expected vs got" in block
+    d = wrong["failures"][0]["diffs"][0]
+    assert f"<code>{html_escape(d['path'])}</code>" in block
+    assert f"<code>{html_escape(json.dumps(d['expected'], ensure_ascii=False))}</code>" in block
+    assert f"<code>{html_escape(json.dumps(d['got'], ensure_ascii=False))}</code>" in block
+
+
+def ci_text_of(ci):
+    from grader.results.render import ci_text
+
+    return ci_text(ci)
+
+
+def html_escape(text: str) -> str:
+    import html as _html
+
+    return _html.escape(text, quote=True)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_gap_and_revision_equal_the_summary(demo_pages):
+    from grader.results.html_report import points, points_ci
+
+    s, samples, page = demo_pages["both"]
+    g = s["gap"]
+    gap = section(page, "gap")
+    assert f'id="gap-value">{points(g["gap"])}<' in gap
+    assert f'id="gap-ci">{points_ci(g["gap_ci95"])}<' in gap
+    for key, dd in (("qa_wins", "qa-wins"), ("code_wins", "code-wins"), ("ties", "ties")):
+        listed = between(gap, f'id="{dd}"', "</dd>")
+        assert listed.count('class="pill"') == len(g[key]), key
+        for pid in g[key]:
+            assert f'>{pid.split("/", 1)[1]}<' in listed
+    order = re.findall(r'<tr data-problem="([^"]+)"', gap)
+    assert order == [r["problem"] for r in sorted(g["rows"], key=lambda r: (-r["gap"], r["problem"]))]
+    for r in g["rows"]:
+        assert f'>{points(r["gap"])}<' in row(gap, f'data-problem="{r["problem"]}"')
+
+    rev = section(page, "revision")
+    for mode, rv in s["revision"].items():
+        block = between(rev, f'id="revision-{mode}"', 'class="revmode"' if mode == "code" else None)
+        assert f'data-overall="{rv["overall"]}"' in block
+        assert f"revision {html_escape(rv['overall'])}" in block
+        for rr in rv["rounds"]:
+            r = row(block, f'data-round="{rr["round"]}"')
+            assert f">{pct(rr['rate'])}<" in r
+            for k, n in (rr["transitions"] or {}).items():
+                assert f'class="num t-{k.replace(" ", "-")}">{n}<' in r, (mode, rr["round"], k)
+        tiers = between(block, "by tier, round by round", "</table>")
+        for name, v in rv["rounds"][-1]["by_tier"].items():
+            assert pct(v) in row(tiers, f'data-group="{name}"')
+    # revised samples: every round one after another with the feedback between them
+    revised = [(i, sm) for i, sm in enumerate(samples) if len(sm["rounds"]) > 1]
+    assert revised
+    for i, sm in revised:
+        block = sample_block(page, i, len(samples))
+        assert block.count('<li class="round"') == len(sm["rounds"])
+        assert [int(x) for x in re.findall(r'<li class="round" data-round="(\d+)"', block)] == \
+            [r["round"] for r in sm["rounds"]]
+        assert block.count('<div class="feedback">') == sum(bool(r["feedback"].strip()) for r in sm["rounds"])
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_hostile_model_output_in_both_modes_is_escaped(demo_pages):
+    s, samples, page = demo_pages["hostile"]
+    assert {sm["mode"] for sm in samples} == {"code", "qa"}
+    assert all(len(sm["rounds"]) == 2 for sm in samples)
+    p = _Tags()
+    p.feed(page)
+    tags = [t for t, _ in p.tags]
+    assert tags.count("script") == 3
+    for forbidden in ("link", "img", "iframe", "object", "embed", "base", "form", "image", "use", "style"):
+        assert tags.count(forbidden) == (1 if forbidden == "style" else 0), forbidden
+    for tag, attrs in p.tags:
+        for name, value in attrs.items():
+            assert not name.startswith("on"), (tag, name)
+            assert name not in ("src", "srcset", "action", "xlink:href", "poster"), (tag, name)
+            if name == "href":
+                assert value.startswith("#"), (tag, value)
+    for raw in ("<script>document.body.dataset.pwned", "<img src=", "<svg onload", "<b>bold?</b>", "<iframe",
+                "<style>body{display:none}", "</pre><script>", "</td></tr><script>"):
+        assert raw not in page, raw
+    for shown in ('&lt;script&gt;document.body.dataset.pwned=&quot;model&quot;&lt;/script&gt;',  # the model name
+                  "&lt;script&gt;document.body.dataset.pwned=&quot;reasoning&quot;",  # a Q&A reply
+                  "&lt;img src=x onerror=document.body.dataset.pwned=&#x27;answer&#x27;&gt;",  # a JSON answer
+                  "document.body.dataset.pwned=&#x27;msg&#x27;",  # an exception message
+                  "&lt;/td&gt;&lt;/tr&gt;&lt;script&gt;"):  # a returned value
+        assert shown in page, shown
+    assert "</script" not in p.data["report-data"].lower()
+    assert json.loads(p.data["report-data"]) == json.loads(json.dumps(s))
+
+
+# ------------------------------------------------------------------------------------------
+# the leaderboard
+# ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def board(demo_runs):
+    from grader.results.leaderboard import build_leaderboard
+
+    summaries = [run_summary(load_run(demo_runs[n])) for n in ("qa", "code", "both")]
+    return summaries, build_leaderboard(summaries)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_leaderboard_rows_and_heat_maps_equal_the_summaries(board):
+    summaries, b = board
+    qa, code, both = summaries
+    # code pass@1 first (both before code-only when it scores higher), Q&A-only runs last
+    code_rows = sorted([("code", code["headline"]["pass@1"]), ("both", both["headline"]["pass@1"])],
+                       key=lambda kv: -kv[1])
+    assert [r["run"] for r in b["runs"]] == [n for n, _ in code_rows] + ["qa"]
+    assert [r["rank"] for r in b["runs"]] == [1, 2, 3]
+    by = {r["run"]: r for r in b["runs"]}
+    assert by["code"]["code"]["pass@1"] == code["headline"]["pass@1"]
+    assert by["code"]["code"]["ci95"] == code["headline"]["pass@1_ci95"]
+    assert by["code"]["qa"] is None and by["code"]["gap"] is None
+    assert by["qa"]["code"] is None and by["qa"]["qa"]["accuracy"] == qa["qa"]["headline"]["accuracy"]
+    assert by["both"]["gap"]["gap"] == both["gap"]["gap"] and by["both"]["gap"]["ci95"] == both["gap"]["gap_ci95"]
+    assert by["both"]["qa"]["runs"]["std"] == both["qa"]["runs"]["std"]
+    assert by["both"]["revision"]["code"]["final_change"] == both["revision"]["code"]["final_change"]
+    cols = [r["run"] for r in b["runs"]]
+    src = {"qa": qa, "code": code, "both": both}
+    fam = b["heatmap"]["primary"]["by_family"]
+    assert set(fam) == {"F2", "F4", "F5", "F16"}
+    for name, cells in fam.items():
+        for run, cell in zip(cols, cells):
+            s = src[run]
+            groups = s["by_family"] if run != "qa" else s["qa"]["by_family"]
+            assert (cell or {}).get("value") == (groups.get(name) or {}).get("pass@1"), (name, run)
+    qmap = b["heatmap"]["qa"]["by_family"]
+    assert all(cells[cols.index("code")] is None for cells in qmap.values())
+    assert qmap["F4"][cols.index("both")]["value"] == both["qa"]["by_family"]["F4"]["pass@1"]
+    assert b["heatmap"]["primary"]["by_tier"]["guided"][cols.index("code")]["value"] == \
+        code["by_tier"]["guided"]["pass@1"]
+    # same pack contents: no warning; different problems: a note
+    assert b["warnings"] == [] and any("different problems" in n for n in b["notes"])
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_leaderboard_page_shows_the_board(board):
+    from grader.results.html_report import points
+    from grader.results.leaderboard import render_leaderboard_html
+
+    summaries, b = board
+    page = render_leaderboard_html(b)
+    assert {"leaderboard", "heatmap", "heatmap-qa", "provenance"} <= section_ids(page)
+    table = section(page, "leaderboard")
+    assert re.findall(r'<tr data-run="([^"]+)"', table) == [r["run"] for r in b["runs"]]
+    for r in b["runs"]:
+        tr = row(table, f'data-run="{r["run"]}"')
+        if r["code"]:
+            assert f'>{pct(r["code"]["pass@1"])}</span>' in tr and ci_text_of(r["code"]["ci95"]) in tr
+        if r["qa"]:
+            assert f'>{pct(r["qa"]["accuracy"])}</span>' in tr and ci_text_of(r["qa"]["ci95"]) in tr
+        if r["gap"]:
+            assert f'>{points(r["gap"]["gap"])}</span>' in tr
+        assert tr.count('<td class="num" data-v="">-</td>') == (r["code"] is None) + (r["qa"] is None) + \
+            (r["gap"] is None)
+    heat = section(page, "heatmap")
+    for name, cells in b["heatmap"]["primary"]["by_family"].items():
+        tr = row(heat, f'data-group="{name}"')
+        shown = re.findall(r"<td ([^>]*)>([^<]*)</td>", tr)
+        assert [txt for _, txt in shown] == [pct(c["value"]) if c else "-" for c in cells], name
+    assert 'title="a Q&amp;A-only run' in heat  # the Q&A-only column is marked
+    assert "Warning:" not in page and "Note:" in page
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_leaderboard_warns_when_pack_contents_differ(demo_runs, tmp_path, capsys):
+    from grader.cli import main
+
+    copy = tmp_path / "qa-other-pack"
+    shutil.copytree(demo_runs["qa"], copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["run_id"] = "qa-other-pack"
+    manifest["pack"]["perf-core"]["hash"] = "f" * 64
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    out = tmp_path / "board.html"
+    assert main(["report", str(demo_runs["qa"]), str(copy), "--html", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "different contents of pack perf-core" in err and "ffffffffffff" in err
+    page = out.read_text()
+    assert 'role="alert"><strong>Warning:</strong> the runs used different contents of pack perf-core' in page
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_report_cli_with_several_runs(demo_runs, board, tmp_path, capsys):
+    from grader.cli import main
+
+    _, b = board
+    paths = [str(demo_runs[n]) for n in ("qa", "code", "both")]
+    assert main(["report", *paths]) == 0
+    out = capsys.readouterr().out
+    assert "leaderboard" in out and "code pass@1" in out and "Q&A acc." in out
+    lines = [ln for ln in out.splitlines() if re.match(r"\s*[123]\s", ln)]
+    assert len(lines) == 3 and "qa" in lines[2]
+    assert main(["report", *paths, "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(b))
+    assert main(["report", *paths, "--json", str(tmp_path / "b.json"), "--html", str(tmp_path / "b.html")]) == 0
+    capsys.readouterr()
+    assert json.loads((tmp_path / "b.json").read_text()) == json.loads(json.dumps(b))
+    assert "Leaderboard: 3 runs" in (tmp_path / "b.html").read_text()
+    # one run: the summary, as before
+    assert main(["report", paths[0], "--json", "-"]) == 0
+    single = json.loads(capsys.readouterr().out)
+    assert single == json.loads(json.dumps(run_summary(load_run(demo_runs["qa"]))))
+
+
+# ------------------------------------------------------------------------------------------
+# the new pages in headless Chromium: clean, sortable, filterable, offline
+# ------------------------------------------------------------------------------------------
+
+BROWSER_HOSTS = ("google.com", "googleapis.com", "gstatic.com", "googleusercontent.com")
+
+
+def page_requests(page: Path, tmp_path: Path) -> set[str]:
+    """Every network request Chromium made while loading the page, from its net log, less the
+    browser's own background calls (update and account services)."""
+    log = tmp_path / f"{page.stem}-netlog.json"
+    chromium(page.resolve().as_uri(), f"--log-net-log={log}", "--dump-dom")
+    urls = set(re.findall(r'"url":"([^"]+)"', log.read_text(errors="replace")))
+    own = {u for u in urls if re.match(r"^[a-z]+://([^/]*\.)?(" + "|".join(map(re.escape, BROWSER_HOSTS)) + r")[:/]", u)}
+    return urls - own
+
+
+@pytest.mark.docker
+@pytest.mark.browser
+@pytest.mark.slow
+def test_new_pages_render_cleanly_offline_in_chromium(demo_pages, board, tmp_path):
+    from grader.results.leaderboard import render_leaderboard_html
+
+    # the check itself works: a page that loads things is caught
+    leaky = write(tmp_path, '<img src="http://198.51.100.7/x.png"><script>fetch("https://198.51.100.8/")</script>',
+                  "leaky.html")
+    assert {"http://198.51.100.7/x.png", "https://198.51.100.8/"} <= page_requests(leaky, tmp_path)
+
+    pages = {name: write(tmp_path, demo_pages[name][2], f"{name}.html") for name in demo_pages}
+    pages["board"] = write(tmp_path, render_leaderboard_html(board[1]), "board.html")
+    for name, page in pages.items():
+        dom = dump_dom(page)
+        assert_rendered_cleanly(dom)
+        assert page_requests(page, tmp_path) == set(), name
+
+    # Q&A only: #sort sorts the Q&A problem table
+    s = demo_pages["qa"][0]
+    dom = dump_dom(pages["qa"], "#sort=-accuracy")
+    assert_rendered_cleanly(dom)
+    qa_table = dom[dom.index('id="qa-problems"'):]
+    qa_table = qa_table[: qa_table.index("</table>")]
+    order = re.findall(r'<tr data-problem="([^"]+)"', qa_table)
+    acc = {p["problem"]: p["accuracy"] for p in s["qa"]["problems"]}
+    assert [acc[p] for p in order] == sorted(acc.values(), reverse=True)
+
+    # both modes: the mode filter keeps one mode's samples, with the verdict filter
+    samples = demo_pages["both"][1]
+    dom = dump_dom(pages["both"], "#mode=qa")
+    assert_rendered_cleanly(dom)
+    shown = [m for m, hidden in re.findall(r'<details class="sample"[^>]*data-mode="([a-z]+)"[^>]*?( hidden="")?>', dom)
+             if not hidden]
+    assert shown == ["qa"] * sum(sm["mode"] == "qa" for sm in samples)
+    dom = dump_dom(pages["both"], "#mode=code&filter=wrong_answer")
+    shown = [m for m, hidden in re.findall(r'<details class="sample"[^>]*data-mode="([a-z]+)"[^>]*?( hidden="")?>', dom)
+             if not hidden]
+    assert shown == ["code"] * sum(sm["mode"] == "code" and sm["verdict"] == "wrong_answer" for sm in samples)
+
+    # the leaderboard sorts
+    dom = dump_dom(pages["board"], "#sort=-qa")
+    assert_rendered_cleanly(dom)
+    by = {r["run"]: (r["qa"] or {}).get("accuracy") for r in board[1]["runs"]}
+    order = re.findall(r'<tr data-run="([^"]+)"', dom)
+    have = [by[r] for r in order if by[r] is not None]
+    assert have == sorted(have, reverse=True) and by[order[-1]] is None
+
+    # screenshots (kept in the test's temporary directory)
+    for name, height in (("both", 9000), ("qa", 5000), ("board", 2000)):
+        shot = tmp_path / f"{name}.png"
+        chromium(pages[name].resolve().as_uri(), f"--screenshot={shot}", f"--window-size=1280,{height}",
+                 "--hide-scrollbars")
+        data = shot.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, name

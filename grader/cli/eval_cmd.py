@@ -115,6 +115,11 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
                      help="where gradings run: local (this machine's Docker engine, default) or ray (as Ray tasks "
                      "on the nodes of a cluster, each node with its own Docker engine; needs pip install -e "
                      "\".[ray]\"); generation, the journal and the statistics stay here")
+    run.add_argument("--runtime", choices=["runc", "runsc"], default=None,
+                     help="OCI runtime of the sandbox containers: runc (the engine's default) or runsc "
+                     "(gVisor: a user-space kernel between the candidate and the host; bin/setup --runsc "
+                     "registers it; slower, see docs/performance.md). Default: $PERFGRADE_DOCKER_RUNTIME, "
+                     "else the engine's default")
     run.add_argument("--ray-address", metavar="ADDR",
                      help="with --engine ray: the cluster to join (host:port, auto; default $RAY_ADDRESS, else a "
                      "one-node cluster on this machine)")
@@ -254,6 +259,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.resume:
         run = RunDir.open(Path(args.resume))
         m = run.manifest
+        saved = (m.engine or {}).get("runtime")
+        if args.runtime and saved and args.runtime != saved:
+            raise RunDirError(f"run {m.run_id} grades under runtime {saved}, not {args.runtime}: verdicts would "
+                              "mix runtimes (resume without --runtime, or start a new run)")
+        if saved and saved != "default":
+            args.runtime = saved
         problems = [catalog.find(e.id) for e in m.problems]
         for e, p in zip(m.problems, problems):
             if p.content_hash != e.content_hash:
@@ -449,6 +460,12 @@ def _open_engine(args: argparse.Namespace, run_id: str, workers: int, con, memor
     if getattr(args, "engine", "local") == "ray":
         from ..grading.ray_engine import RayEngine
 
+        if getattr(args, "runtime", None):
+            from ..errors import ConfigError
+
+            raise ConfigError("--runtime applies to the local engine; on Ray each node runs its engine's default "
+                              "runtime (set the default runtime of the nodes' Docker engines instead)")
+
         engine = RayEngine(args.ray_address, run_id=run_id, memory_mb=memory_mb or Limits().memory_mb)
         for text in engine.notes:
             con.print(f"[yellow]{text}[/yellow]")
@@ -458,4 +475,4 @@ def _open_engine(args: argparse.Namespace, run_id: str, workers: int, con, memor
     swept = sweep(connect(), orphans_only=True)
     if swept:
         con.print(f"removed {swept} container(s) left by a grader that is no longer running")
-    return LocalEngine(open_sandbox(run_id), slots=workers)
+    return LocalEngine(open_sandbox(run_id, runtime=getattr(args, "runtime", None)), slots=workers)

@@ -129,6 +129,8 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
     q.add_argument("pack", nargs="?", help="pack to validate (default: every loaded pack)")
     q.add_argument("--problem", action="append", metavar="ID", help="only these problems (repeatable)")
     q.add_argument("--static", action="store_true", help="skip the sandbox checks (gold and mutants)")
+    q.add_argument("--runtime", choices=["runc", "runsc"], default=None,
+                   help="run the sandbox checks under this OCI runtime (runsc: gVisor; default: the engine's)")
     q.add_argument("--workers", type=int, default=2, help="containers run in parallel (default 2)")
     q.add_argument("--json", action="store_true", help="print the report as JSON")
     add_pack(q)
@@ -208,7 +210,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not args.static:
         from ..grading.execution import open_sandbox
 
-        handle = open_sandbox(run_id=f"validate-{uuid.uuid4().hex[:8]}")  # sweeps only its own
+        handle = open_sandbox(run_id=f"validate-{uuid.uuid4().hex[:8]}", runtime=args.runtime)  # sweeps only its own
     con = console()
 
     def progress(r) -> None:

@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction, formatter: type) -> None:
                       "current, and run a probe inside a sandbox container proving the isolation holds "
                       "(no network, read-only root, non-root, no capabilities, no-new-privileges, limits "
                       "in force). Exit status 0 when every check passes, 1 otherwise.")
+    q.add_argument("--runtime", choices=["runc", "runsc"], default=None,
+                   help="prove the isolation under this OCI runtime (runsc: gVisor; default: the engine's)")
     q.set_defaults(handler=cmd_doctor)
 
     q = ps.add_parser("sweep", help="remove leftover sandbox containers", formatter_class=formatter,
@@ -72,7 +74,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             failed += 1
             con.print(f"      fix: {c.fix}")
 
-    checks = run_checks(progress=show)
+    if args.runtime:
+        from sandbox.engine import connect
+        from sandbox.runtimes import require_runtime
+
+        require_runtime(connect(), args.runtime)
+        con.print(f"runtime: {args.runtime}")
+    checks = run_checks(progress=show, runtime=args.runtime)
     con.print(f"{len(checks) - failed}/{len(checks)} checks pass")
     return 0 if failed == 0 and checks else 1
 

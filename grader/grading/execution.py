@@ -79,6 +79,9 @@ class LocalEngine(GradingEngine):
         self.image_tag = handle.image_tag
         self.slots = max(1, slots)
 
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "slots": self.slots, "runtime": self.handle.sandbox.runtime or "default"}
+
     def grade(self, problem: Problem, items: list[tuple[str, str]], hidden: tuple[Vector, ...],
               limits: Limits, stop: threading.Event | None = None) -> list[tuple[Grade, list[str]]]:
         return grade_batch(self.handle, problem, items, hidden, limits, stop)
@@ -87,12 +90,22 @@ class LocalEngine(GradingEngine):
         return self.handle.sandbox.sweep()
 
 
-def open_sandbox(run_id: str | None = None) -> SandboxHandle:
-    """A sandbox on the current image (raises EngineUnavailable / ImageMissing with a hint)."""
+def open_sandbox(run_id: str | None = None, runtime: str | None = None) -> SandboxHandle:
+    """A sandbox on the current image, under ``runtime`` (``runc``, ``runsc`` for gVisor; None: the
+    engine's default, or $PERFGRADE_DOCKER_RUNTIME). Raises EngineUnavailable, ImageMissing or
+    RuntimeNotRegistered with a hint."""
+    import os
+
+    from sandbox.runtimes import require_runtime
+
     client = connect()
     st = resolve(client)
     assert st.tag is not None and st.image_id is not None
-    return SandboxHandle(Sandbox(st.tag, run_id=run_id, client=client), st.image_id, st.tag)
+    runtime = runtime or os.environ.get("PERFGRADE_DOCKER_RUNTIME") or None
+    if runtime:
+        require_runtime(client, runtime)  # a clear error now rather than at the first container
+    sandbox = Sandbox(st.tag, run_id=run_id, client=client, runtime=runtime)
+    return SandboxHandle(sandbox, st.image_id, st.tag)
 
 
 MEMORY_SHARE = 0.5  # at most this share of the host's memory is promised to sandbox containers

@@ -224,3 +224,16 @@ def test_every_exit_status_is_listed_in_the_help_and_the_readme():
     for code in ("0", "1", "2", "3", "4", "130"):
         assert re.search(rf"^\s+{code}\s+\S", text, re.M), f"exit status {code} missing from eval --help"
         assert re.search(rf"^\| `?{code}`? \|", readme, re.M), f"exit status {code} missing from the README"
+
+
+def test_eval_under_gvisor_records_the_runtime_and_resume_refuses_to_mix(tmp_path, capsys):
+    rc = main(["eval", "--problem", "f1-conv-layer-accounting", "--samples", "2", "--runtime", "runsc",
+               "--runs-dir", str(tmp_path), "--name", "g", "--json", str(tmp_path / "s.json"), "--quiet"])
+    assert rc == 0
+    m = RunDir.open(tmp_path / "g").manifest
+    assert m.engine["runtime"] == "runsc"
+    grades = [r for r in RunDir(tmp_path / "g").journal.records() if r["type"] == "grade"]
+    assert len(grades) == 2 and all(g["grade"]["verdict"] != "infra_error" for g in grades)
+    capsys.readouterr()
+    rc = main(["eval", "--resume", str(tmp_path / "g"), "--runtime", "runc", "--quiet"])
+    assert rc == 2 and "would mix runtimes" in capsys.readouterr().err

@@ -24,6 +24,7 @@ from . import (
     maestro,
     pipeline,
     pm_e2e,
+    pm_select,
     pm_traffic,
     ranking,
     roofline,
@@ -45,6 +46,7 @@ _MODULES: tuple[ModuleType, ...] = (
     pipeline,
     attention,
     pm_traffic,
+    pm_select,
     pm_e2e,
 )
 

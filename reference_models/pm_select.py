@@ -271,10 +271,11 @@ def _small_arch(rng: Any, depth: int, energies: bool = False, bandwidth: bool = 
 
 
 def _odd_bits(rng: Any) -> dict[str, int]:
-    """Precisions whose streams often end inside a byte (4-bit operands, 20- or 28-bit sums)."""
+    """Precisions whose streams often end inside a byte (3- to 6-bit quantized operands, 12-bit
+    activations, 20- or 28-bit accumulators)."""
     o = int(pm_draw._pick(rng, (8, 16)))
-    return {"I": int(pm_draw._pick(rng, (4, 8, 12))), "W": int(pm_draw._pick(rng, (4, 4, 8))), "O": o,
-            "psum": int(pm_draw._pick(rng, (o, 20, 24, 28)))}
+    return {"I": int(pm_draw._pick(rng, (4, 6, 8, 12))), "W": int(pm_draw._pick(rng, (3, 4, 6))), "O": o,
+            "psum": int(pm_draw._pick(rng, (o, 20, 28)))}
 
 
 def _small_layer(rng: Any, shapes: Sequence[str], max_dim: int = 6, macs: tuple[int, int] = (12, 200),
@@ -333,13 +334,13 @@ def gen_buffer_requirement(rng: Any, real: bool = False,
         depth = len(arch["levels"])
         caps = {3: [1, 64, 0], 4: [1, 16, 64, 0], 5: [1, 8, 16, 64, 0]}[depth]
         big = {3: [1, 512, 0], 4: [1, 64, 512, 0], 5: [1, 32, 64, 512, 0]}[depth]
-        kw = dict(bypass=lambda r: pm_draw.draw_bypass(r, arch, 0.2), imperfect_p=0.3, spatial_p=0.9,
-                  fill_spatial=True)
-        if rng.random() < 0.6:
-            mapping = pm_draw.fitting_mapping(rng, wl, arch, inner_cap=caps, **kw)
-        else:
-            b = kw.pop("bypass")(rng)
-            mapping = pm_draw.draw_mapping(rng, wl, arch, b, inner_cap=big, **kw)
+        want_fit = rng.random() < 0.6  # fitting everywhere, or over capacity somewhere
+        for attempt in range(200):
+            b = pm_draw.draw_bypass(rng, arch, 0.2)
+            mapping = pm_draw.draw_mapping(rng, wl, arch, b, inner_cap=caps if want_fit else big, imperfect_p=0.3,
+                                           spatial_p=0.9, fill_spatial=True)
+            if _valid_mapping(wl, arch, mapping) == want_fit:
+                break
         return {"workload": wl, "architecture": arch, "mapping": mapping}
     while True:
         wl = _small_layer(rng, ("gemm", "gemm", "bmm"), max_dim=8, macs=(12, 800))
@@ -353,13 +354,6 @@ def gen_buffer_requirement(rng: Any, real: bool = False,
 # ------------------------------------------------------------------------------------------
 # F3 medium: the largest factor of one loop that fits each level
 # ------------------------------------------------------------------------------------------
-
-def _target_loops(mapping: dict[str, Any], level: int, dim: str) -> tuple[list[int], list[int]]:
-    lv = mapping["levels"]
-    mine = [i for i, (d, _) in enumerate(lv[level]["temporal"]) if d == dim]
-    outer = [i for i, (d, _) in enumerate(lv[-1]["temporal"]) if d == dim]
-    return mine, outer
-
 
 def _others(mapping: dict[str, Any], level: int, dim: str) -> int:
     """The product of every factor of ``dim`` but the target loop's and the outermost level's."""
@@ -414,10 +408,12 @@ def ref_largest_fitting_tile(workload: dict, architecture: dict, mapping: dict, 
     return {"largest_factor": largest, "best_factor": best, "outer_factor": outer}
 
 
-def _prepare_target(rng: Any, wl: dict[str, Any], mapping: dict[str, Any], levels: Sequence[int]) -> dict[str, Any] | None:
-    """Pick a target (level, dimension) and make sure both loops exist; None if none fits."""
+def _prepare_target(rng: Any, wl: dict[str, Any], mapping: dict[str, Any],
+                    levels: Sequence[int], min_size: int = 4) -> tuple[int, str] | None:
+    """Pick a target (level index, dimension), make sure the target loop and the outer loop
+    exist once each (the outer one covering the rest); None if there is no such target."""
     window = set(WINDOW_DIMS) if wl["shape"] in ("conv", "depthwise") else set()
-    dims = [d for d in pm_core.SHAPES[wl["shape"]] if d not in window and wl["dims"][d] >= 4]
+    dims = [d for d in pm_core.SHAPES[wl["shape"]] if d not in window and wl["dims"][d] >= min_size]
     if not dims:
         return None
     dim = str(pm_draw._pick(rng, dims))
@@ -436,7 +432,7 @@ def _prepare_target(rng: Any, wl: dict[str, Any], mapping: dict[str, Any], level
     f = next(x for x in lv[level]["temporal"] if x[0] == dim)[1]
     fixed = _with_factor(mapping, level, dim, f, size)
     mapping["levels"] = fixed["levels"]
-    return {"level": None, "dim": dim, "_level": level}
+    return level, dim
 
 
 def gen_largest_fitting_tile(rng: Any, real: bool = False,
@@ -458,12 +454,30 @@ def gen_largest_fitting_tile(rng: Any, real: bool = False,
             arch = _small_arch(rng, int(rng.integers(2, 5)))
             mapping = pm_draw.draw_mapping(rng, wl, arch, pm_draw.draw_bypass(rng, arch, 0.25), imperfect_p=0.4)
             levels = list(range(len(arch["levels"]) - 1))
+        if real:  # prefer a target whose largest choices overflow some level (most real ones do)
+            picks, tight = [], False
+            for _ in range(6):
+                trial = {"levels": [dict(lv, temporal=[list(x) for x in lv.get("temporal", [])])
+                                    for lv in mapping["levels"]]}
+                tgt = _prepare_target(rng, wl, trial, levels, min_size=32)
+                if tgt is None:
+                    continue
+                target = {"level": arch["levels"][tgt[0]]["name"], "dim": tgt[1]}
+                picks.append((trial, target))
+                out = ref_largest_fitting_tile(wl, arch, trial, target)
+                size = wl["dims"][tgt[1]]
+                tight = out["best_factor"] < -(-size // _others(trial, tgt[0], tgt[1]))
+                if tight:
+                    break
+            if not picks or (not tight and rng.random() < 0.75):
+                continue
+            mapping, target = picks[-1]
+            return {"workload": wl, "architecture": arch, "mapping": mapping, "target": target}
         tgt = _prepare_target(rng, wl, mapping, levels)
-        if tgt is None or (not real and _padded(mapping) > 1500):
+        if tgt is None or _padded(mapping) > 1500:
             continue
-        if not real:
-            _set_capacities(rng, wl, arch, mapping)
-        target = {"level": arch["levels"][tgt["_level"]]["name"], "dim": tgt["dim"]}
+        _set_capacities(rng, wl, arch, mapping)
+        target = {"level": arch["levels"][tgt[0]]["name"], "dim": tgt[1]}
         return {"workload": wl, "architecture": arch, "mapping": mapping, "target": target}
 
 
@@ -473,8 +487,7 @@ def gen_largest_fitting_tile(rng: Any, real: bool = False,
 
 def _verdict(workload: dict, architecture: dict, mapping: dict) -> tuple[str, list[str]]:
     """("valid" | "coverage:<dim>" | "fanout:<level>" | "capacity:<level>", over-capacity levels)."""
-    dims = pm_core.SHAPES[workload["shape"]]
-    for d in dims:
+    for d in workload["dims"]:  # in the order the workload lists them
         f = prod(x for lv in mapping["levels"] for key in ("temporal", "spatial_x", "spatial_y")
                  for e, x in lv.get(key, []) if e == d)
         if f < workload["dims"][d]:
@@ -589,11 +602,13 @@ def gen_mapping_validity(rng: Any, real: bool = False,
             if len(cands) == n_valid + n_cap:
                 break
         _capacities_between(rng, wl, arch, cands, n_cap)
-    for _ in range(n_struct):
-        base = cands[int(rng.integers(0, len(cands)))]
-        bad = _break_coverage(rng, wl, base) if rng.random() < 0.5 else _break_fanout(rng, wl, arch, base)
-        if bad is not None:
-            cands.insert(int(rng.integers(0, len(cands) + 1)), bad)
+    for _ in range(n_struct):  # a copy of a candidate that is not covered or exceeds a fanout
+        for _try in range(30):
+            base = cands[int(rng.integers(0, len(cands)))]
+            bad = _break_coverage(rng, wl, base) if rng.random() < 0.5 else _break_fanout(rng, wl, arch, base)
+            if bad is not None:
+                cands.insert(int(rng.integers(0, len(cands) + 1)), bad)
+                break
     return {"workload": wl, "architecture": arch, "candidates": cands}
 
 
@@ -750,7 +765,8 @@ def gen_best_dram_order(rng: Any, real: bool = False,
                         groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base", "llama-prefill", "attention"),
                         archs: Sequence[str] = ("two-level", "eyeriss-like", "simba-like", "nvdla-like")) -> dict[str, Any]:
     lo, hi = (3, 5) if real else (3, 4)
-    for _ in range(10000):
+    want = int(rng.integers(lo, hi + 1))  # how many outermost loops (any in range after many tries)
+    for attempt in range(10000):
         if real:
             wl = pm_draw.real_layer(rng, groups, _real_bits(rng))
             name = str(pm_draw._pick(rng, archs))
@@ -770,7 +786,8 @@ def gen_best_dram_order(rng: Any, real: bool = False,
             if _padded(mapping) > 250:
                 continue
         top = [x for x in mapping["levels"][-1]["temporal"] if x[1] > 1]
-        if lo <= len(top) <= hi and len({d for d, _ in top}) == len(top):
+        n = len(top) if attempt > 300 else want
+        if len(top) == n and lo <= n <= hi and len({d for d, _ in top}) == len(top):
             mapping["levels"][-1]["temporal"] = top
             return {"workload": wl, "architecture": arch, "mapping": mapping}
     raise AssertionError("no mapping with enough outermost loops")  # pragma: no cover

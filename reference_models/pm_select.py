@@ -719,27 +719,23 @@ def gen_edp_ranking(rng: Any, real: bool = False) -> dict[str, Any]:
 # F16 hard: the best ordering of the outermost level's loops
 # ------------------------------------------------------------------------------------------
 
-def _dram_only(nest: pm_core.Nest) -> int:
-    """Bytes crossing the outermost level's port, computing only the outermost level's counts
-    (pm_core.access_counts restricted to the last level)."""
+def _dram_streams(nest: pm_core.Nest, tensor: str) -> int:
+    """Bytes of one tensor crossing the outermost level's port (pm_core.access_counts
+    restricted to the last level)."""
     last = nest.depth - 1
     b = nest.bits
-    total = 0
-    for t in TENSORS:
-        hold = nest.holders(t)
-        if t == "O":
-            if len(hold) == 1:  # MAC results added straight into the outermost level: partial sums
-                updates, final = pm_core._mac_accesses(nest, t, last), 0
-            else:
-                updates = pm_core._moves(nest, t, hold[-2], last, "reduce")
-                final = nest.size("O") if pm_core._contributors(nest, last) == 1 else 0
-            reads = updates - pm_core.partition(nest, "O", last)
-            total += _nbytes(final, b["O"]) + _nbytes(updates - final, b["psum"]) + _nbytes(reads, b["psum"])
+    hold = nest.holders(tensor)
+    if tensor == "O":
+        if len(hold) == 1:  # MAC results added straight into the outermost level: partial sums
+            updates, final = pm_core._mac_accesses(nest, tensor, last), 0
         else:
-            reads = pm_core._mac_accesses(nest, t, last) if len(hold) == 1 else \
-                pm_core._moves(nest, t, hold[-2], last, "multicast")
-            total += _nbytes(reads, b[t])
-    return total
+            updates = pm_core._moves(nest, tensor, hold[-2], last, "reduce")
+            final = nest.size("O") if pm_core._contributors(nest, last) == 1 else 0
+        reads = updates - pm_core.partition(nest, "O", last)
+        return _nbytes(final, b["O"]) + _nbytes(updates - final, b["psum"]) + _nbytes(reads, b["psum"])
+    reads = pm_core._mac_accesses(nest, tensor, last) if len(hold) == 1 else \
+        pm_core._moves(nest, tensor, hold[-2], last, "multicast")
+    return _nbytes(reads, b[tensor])
 
 
 def _with_order(mapping: dict[str, Any], order: Sequence[Sequence[Any]]) -> dict[str, Any]:
@@ -750,10 +746,24 @@ def _with_order(mapping: dict[str, Any], order: Sequence[Sequence[Any]]) -> dict
 
 def ref_best_dram_order(workload: dict, architecture: dict, mapping: dict) -> dict[str, Any]:
     loops = [tuple(x) for x in mapping["levels"][-1]["temporal"]]
+    nest0 = pm_core.parse(workload, architecture, mapping)
+    relevant = {t: nest0.relevant(t) for t in TENSORS}
+    memo: dict[tuple, int] = {}
     results = []
     for perm in itertools.permutations(loops):
-        nest = pm_core.parse(workload, architecture, _with_order(mapping, perm))
-        results.append((_dram_only(nest), [d for d, _ in perm]))
+        nest = None
+        moved = 0
+        for t in TENSORS:
+            # DRAM loops irrelevant to t inside all its relevant ones never change its tiles (every
+            # iteration of a dimension's outermost loop has a real index): the count of t depends
+            # only on the loops from its first relevant one outwards
+            first = next((i for i, (d, _) in enumerate(perm) if d in relevant[t]), len(perm))
+            key = (t, perm[first:])
+            if key not in memo:
+                nest = nest or pm_core.parse(workload, architecture, _with_order(mapping, perm))
+                memo[key] = _dram_streams(nest, t)
+            moved += memo[key]
+        results.append((moved, [d for d, _ in perm]))
     best = min(r[0] for r in results)
     worst = max(r[0] for r in results)
     winner = min(names for moved, names in results if moved == best)

@@ -266,7 +266,8 @@ def test_real_instances_are_real_and_fast(name):
             assert len(case["candidates"]) >= (7 if name == "mapping_validity" else 8)
         t0 = time.process_time()
         outs.append(ref(**case))
-        assert time.process_time() - t0 < 0.5, name
+        # milliseconds per candidate (the best-order search evaluates up to 120 orders)
+        assert time.process_time() - t0 < (1.0 if name == "best_dram_order" else 0.5), name
     if "valid" in outs[0]:  # not every real candidate is valid, and not every one invalid
         flags = [v for o in outs for v in o["valid"]]
         assert any(flags) and not all(flags)

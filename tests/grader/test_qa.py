@@ -280,9 +280,11 @@ def test_qa_report_and_audit_show_the_answer_and_the_fields(catalog, tmp_path, c
     assert "failure signatures" in capsys.readouterr().out
 
 
-def test_problems_without_qa_are_refused_in_qa_mode(tiny_registry, tmp_path, capsys):
-    rc = main(["eval", "--mode", "qa", "--pack-path", str(ROOT / "tests/data/packs/tiny-pack"), "--pack", "tiny-pack",
-               "--problem", "sound", "--samples", "1", "--runs-dir", str(tmp_path), "--quiet"])
+def test_problems_without_qa_are_refused_in_qa_mode(pack_copy, tmp_path, capsys):
+    toml = pack_copy / "sound" / "problem.toml"
+    toml.write_text(toml.read_text().split("\n[qa]")[0] + "\n")  # the same problem, without Q&A items
+    rc = main(["eval", "--mode", "qa", "--pack-path", str(pack_copy), "--pack", "tiny-pack",
+               "--problem", "sound", "--samples", "1", "--runs-dir", str(tmp_path / "runs"), "--quiet"])
     assert rc == 2 and "no [qa] table" in capsys.readouterr().err
 
 

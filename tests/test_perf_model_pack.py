@@ -121,9 +121,23 @@ def test_kit_built_files_are_current():
 
 def test_readme_lists_every_problem():
     readme = (PACK_DIR / "README.md").read_text()
-    listed = [line.split("`")[1] for line in readme.splitlines() if line.startswith("| `")]
-    assert sorted(listed) == sorted(p.id for p in PROBLEMS)
-    assert "## Pilots" in readme
+    problems, _, pilots = readme.partition("## Pilots")
+    for part in (problems, pilots):  # the problem table, and the pilots' table of every problem
+        listed = [line.split("`")[1] for line in part.splitlines() if line.startswith("| `")]
+        assert sorted(listed) == sorted(p.id for p in PROBLEMS)
+
+
+def test_the_pilot_completions_cover_every_problem_five_times():
+    import json
+
+    rows = [json.loads(line) for line in (PACK_DIR / "pilots.jsonl").read_text().splitlines()]
+    by_problem: dict[str, list[str]] = {}
+    for r in rows:
+        assert set(r) >= {"problem", "sample", "text", "condition"}
+        by_problem.setdefault(r["problem"], []).append(r["condition"])
+    assert sorted(by_problem) == sorted(p.qualified_id for p in PROBLEMS)
+    for pid, conds in by_problem.items():
+        assert sorted(conds) == ["checked", "checked", "one-shot", "one-shot", "one-shot"], pid
 
 
 # ------------------------------------------------------------------------------------------

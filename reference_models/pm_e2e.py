@@ -32,7 +32,6 @@ real layer on a named real architecture) with ``real=True``.
 from __future__ import annotations
 
 import copy
-from math import prod
 from typing import Any, Sequence
 
 import numpy as np

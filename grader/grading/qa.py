@@ -11,22 +11,18 @@ integer is due), ``no_answer`` (no fenced JSON object, or none that parses stric
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from sandbox.channel import ChannelError, parse_strict
 
 from ..packs.qa import QAItem
-from .extract import MAX_COMPLETION_CHARS
+from .extract import _FENCE, _THINK, MAX_COMPLETION_CHARS
 from .scoring import FieldSummary, Grade, VectorFailure, Verdict, compare_output, summarize_inputs
 
 MAX_ANSWER_BYTES = 256 << 10
 MAX_ANSWER_DEPTH = 32
 
-_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)",
-                    re.DOTALL | re.MULTILINE)
 _JSON_TAGS = {"", "json", "json5", "jsonc"}
 
 

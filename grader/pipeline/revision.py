@@ -49,7 +49,6 @@ def example_names(visible: Sequence[Vector]) -> dict[str, str]:
 def code_examples_feedback(problem: Problem, visible: Sequence[Vector], g: Grade) -> str:
     """What running the code on the prompt's examples showed, in words."""
     names = example_names(visible)
-    by_id = {v.id: v for v in visible}
     lines = [f"Your code was run on the {len(visible)} example(s) of the prompt (and nothing else)."]
     if g.verdict is Verdict.PASS:
         lines.append("It reproduces every example. Check it against the specification for the cases the examples "
@@ -75,8 +74,7 @@ def code_examples_feedback(problem: Problem, visible: Sequence[Vector], g: Grade
                                  f"got {_j(d.got)})")
                 else:
                     parts.append(f"`{d.path}`: expected {_j(d.expected)}, got {_j(d.got)}")
-            v = by_id.get(f.vector)
-            lines.append(f"- {name}: wrong. " + "; ".join(parts) + (f" (inputs as in the prompt)" if v else ""))
+            lines.append(f"- {name}: wrong. " + "; ".join(parts))
         lines.append("Fix the code so that it follows the specification.")
     elif g.verdict is Verdict.TIMEOUT:
         lines.append(f"It ran out of time ({g.reason}). The examples are small: make the computation follow the "

@@ -1092,7 +1092,7 @@ def _sample(i: int, sm: dict[str, Any]) -> str:
     item = str(sm.get("item") or "")
     rounds = sm.get("rounds") or []
     revised = len(rounds) > 1
-    tags = (f' <span class="tag qa">Q&amp;A</span>' if mode == "qa" else "") + (
+    tags = (' <span class="tag qa">Q&amp;A</span>' if mode == "qa" else "") + (
         f' <code class="item">{esc(item)}</code>' if item else "")
     if revised:
         tags += f' <span class="tag rev" title="revised: every round below">{len(rounds)} rounds</span>'

@@ -258,7 +258,7 @@ def _board_table(board: dict[str, Any]) -> str:
 
 
 def _heat_table(board: dict[str, Any], which: str, tid: str) -> str:
-    from .html_report import MODE_LABEL, esc, heat_color
+    from .html_report import esc, heat_color
 
     maps = board["heatmap"][which]
     cols = board.get("runs") or []

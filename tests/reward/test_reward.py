@@ -47,7 +47,7 @@ def test_modes_and_clear_errors(tiny_catalog):
         with pytest.raises(ConfigError, match="mode 'essay' is not supported: expected one of code, qa"):
             r.score("tiny-pack/sound", ["42"], mode="essay")
         with pytest.raises(ConfigError, match="has no \\[qa\\] table"):
-            r.score("tiny-pack/sound:q0", ["42"], mode="qa")
+            r.score("tiny-pack/broken-reference:q0", ["42"], mode="qa")  # a problem without [qa]
         with pytest.raises(ConfigError, match="no 'problem' column"):
             make_trl_reward_func(r)(prompts=["p"], completions=["c"])
     with pytest.raises(ConfigError, match="ground_truth"):

@@ -282,7 +282,7 @@ def compare_runs(a_path: Path, b_path: Path | None = None, round_a: int = 0, rou
 
     from ..errors import ConfigError
     from ..results.summary import load_run
-    from ..results.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+    from ..results.stats import paired_bootstrap_ci
 
     a = load_run(a_path)
     b = a if b_path is None or Path(b_path).resolve() == Path(a_path).resolve() else load_run(b_path)
@@ -318,12 +318,8 @@ def compare_runs(a_path: Path, b_path: Path | None = None, round_a: int = 0, rou
         rows.append({"problem": pid, "n": len(pairs), "a": ra, "b": rb, "diff": rb - ra,
                      "result": "b better" if rb > ra else "a better" if ra > rb else "tie"})
     diffs = np.array([r["diff"] for r in rows], dtype=float)
-    ci = None
-    if diffs.size >= 2:
-        rng = np.random.default_rng(BOOTSTRAP_SEED)
-        idx = rng.integers(0, diffs.size, size=(BOOTSTRAP_RESAMPLES, diffs.size))
-        means = diffs[idx].mean(axis=1)
-        ci = [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
+    paired = paired_bootstrap_ci(diffs)
+    ci = list(paired) if paired else None
     return {
         "a": {"run": a.manifest.run_id, "model": a.manifest.model, "round": round_a},
         "b": {"run": b.manifest.run_id, "model": b.manifest.model, "round": round_b},

@@ -18,7 +18,7 @@ from sandbox.channel import ChannelError, parse_strict
 
 from ..packs.qa import QAItem
 from .extract import _FENCE, _THINK, MAX_COMPLETION_CHARS
-from .scoring import FieldSummary, Grade, VectorFailure, Verdict, compare_output, summarize_inputs
+from .scoring import FieldSummary, Grade, VectorFailure, Verdict, _top_field, compare_output, summarize_inputs
 
 MAX_ANSWER_BYTES = 256 << 10
 MAX_ANSWER_DEPTH = 32
@@ -68,8 +68,8 @@ def grade_answer(item: QAItem, extraction: AnswerExtraction) -> Grade:
     if extraction.value is None:
         return Grade(verdict=Verdict.NO_ANSWER, reason=extraction.reason, vectors_total=1)
     diffs = compare_output(item.fields, item.expected, extraction.value)
-    failed = {d.path.split(".", 1)[0].split("[", 1)[0] for d in diffs}
-    typed = {d.path.split(".", 1)[0].split("[", 1)[0] for d in diffs if d.kind != "value"}
+    failed = {_top_field(d.path) for d in diffs}
+    typed = {_top_field(d.path) for d in diffs if d.kind != "value"}
     fields = {f.name: FieldSummary(failed=int(f.name in failed), answered=1, type_errors=int(f.name in typed))
               for f in item.fields}
     if not diffs:

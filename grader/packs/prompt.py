@@ -30,6 +30,23 @@ def _json(value: object) -> str:
     return json.dumps(value, separators=(", ", ": "))
 
 
+def call_text(problem: Problem, args: Sequence[object]) -> str:
+    """``entry(name=value, ...)`` for one input, as prompts show it."""
+    sig = problem.data.signature
+    return f"{sig.entry_point}(" + ", ".join(f"{p.name}={_json(a)}" for p, a in zip(sig.params, args)) + ")"
+
+
+def example_lines(problem: Problem, visible: Sequence[Vector]) -> list[str]:
+    """The "Examples" section: each visible input and what the function returns for it."""
+    if not visible:
+        return []
+    lines = ["", "## Examples", ""]
+    for n, v in enumerate(visible, 1):
+        expected = {f.name: v.expected[f.name] for f in problem.data.outputs}
+        lines += [f"Example {n}:", "", "```python", call_text(problem, v.args), "# returns", _json(expected), "```", ""]
+    return lines
+
+
 def _domain_lines(problem: Problem) -> list[str]:
     """The "Inputs satisfy" section: every [[domain]] rule, its sentence and its expression."""
     rules = problem.data.domain
@@ -61,13 +78,7 @@ def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
         unit = f.unit or "-"
         lines.append(f"| `{f.name}` | {f.parsed.describe()} | {unit} | {f.comparison()} |")
     lines += _domain_lines(problem)
-    if visible:
-        lines += ["", "## Examples", ""]
-        for n, v in enumerate(visible, 1):
-            call = ", ".join(f"{p.name}={_json(a)}" for p, a in zip(sig.params, v.args))
-            expected = {f.name: v.expected[f.name] for f in problem.data.outputs}
-            lines += [f"Example {n}:", "", "```python", f"{sig.entry_point}({call})", "# returns",
-                      f"{_json(expected)}", "```", ""]
+    lines += example_lines(problem, visible)
     lines += ["## Answer format", "", _INSTRUCTIONS.format(entry=sig.entry_point, limits=limits_sentence(problem))]
     return "\n".join(lines).rstrip() + "\n"
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .problems import ChoiceSpec, FieldSpec, Problem
+from .prompt import call_text, example_lines
 from .vectors import Vector, generate, hidden_inputs
 
 QA_PROMPT_VERSION = 1
@@ -135,10 +136,6 @@ def qa_items(problem: Problem, hidden: Sequence[Vector], count: int = 5) -> tupl
 # the prompt
 # ------------------------------------------------------------------------------------------
 
-def _json(value: object) -> str:
-    return json.dumps(value, separators=(", ", ": "))
-
-
 _VALUE_FORMAT = """\
 Work it out however you like (no code is run: you answer the numbers yourself). End your reply
 with the answer as one JSON object holding exactly the keys listed above, in a ```json fenced
@@ -165,15 +162,8 @@ def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) 
                   "| key | type | unit | how it is compared |", "|---|---|---|---|"]
         for f in item.fields:
             lines.append(f"| `{f.name}` | {f.parsed.describe()} | {f.unit or '-'} | {f.comparison()} |")
-    if visible:
-        lines += ["", "## Examples", ""]
-        for n, v in enumerate(visible, 1):
-            call = ", ".join(f"{p.name}={_json(a)}" for p, a in zip(sig.params, v.args))
-            expected = {f.name: v.expected[f.name] for f in problem.data.outputs}
-            lines += [f"Example {n}:", "", "```python", f"{sig.entry_point}({call})", "# returns",
-                      _json(expected), "```", ""]
-    call = ", ".join(f"{p.name}={_json(a)}" for p, a in zip(sig.params, item.args))
-    lines += ["## The instance", "", "```python", f"{sig.entry_point}({call})", "```", ""]
+    lines += example_lines(problem, visible)
+    lines += ["## The instance", "", "```python", call_text(problem, item.args), "```", ""]
     if item.kind == "value":
         lines += ["What does it return for this input?", "", "## Answer format", "", _VALUE_FORMAT]
     else:

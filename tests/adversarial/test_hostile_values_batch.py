@@ -26,14 +26,29 @@ def _verdicts(handle, items: list[tuple[str, str]]) -> dict[str, str]:
     return {name: g.verdict.value for (name, _), (g, _) in zip(items, graded)}
 
 
+# The forger's own verdict depends on a race it runs itself: its worker reports "load" to the
+# supervisor, which relays it to the channel, while the forger writes its forged case records
+# straight onto the channel from its first call. When the forged cases get there before the relayed
+# load, the host sees cases without a load (a protocol violation of the forger's own job: crashed);
+# otherwise its own answers are right (pass). Either is its own doing. What must never vary is the
+# verdict of everyone who shared the container with it.
+FORGER_ALONE = {"pass", "crashed"}
+
+
 @pytest.mark.parametrize("forger", sorted(BATCH_FORGERS))
 def test_a_batch_mate_cannot_write_my_records(forger, handle):
     mates = [("wrong-mate", WRONG_F5), ("correct-mate", solution(F5))]
     alone = {}
     for name, source in [(forger, BATCH_FORGERS[forger]), *mates]:
         alone.update(_verdicts(handle, [(name, source)]))
-    # the forger is right for itself; the mates are a wrong answer and a pass when graded alone
-    assert alone == {forger: "pass", "wrong-mate": "wrong_answer", "correct-mate": "pass"}, alone
+    # the mates are a wrong answer and a pass when graded alone
+    assert alone[forger] in FORGER_ALONE, alone
+    assert {k: alone[k] for k in ("wrong-mate", "correct-mate")} == {"wrong-mate": "wrong_answer",
+                                                                      "correct-mate": "pass"}, alone
 
-    batched = _verdicts(handle, [(forger, BATCH_FORGERS[forger]), *mates])
-    assert batched == alone, f"batched with {forger}: {batched}, alone: {alone}"
+    for _ in range(2):
+        batched = _verdicts(handle, [(forger, BATCH_FORGERS[forger]), *mates])
+        assert batched[forger] in FORGER_ALONE, batched
+        mates_batched = {k: v for k, v in batched.items() if k != forger}
+        mates_alone = {k: v for k, v in alone.items() if k != forger}
+        assert mates_batched == mates_alone, f"batched with {forger}: {batched}, alone: {alone}"

@@ -173,21 +173,17 @@ def _real_buffer(rng) -> tuple[str, str, int]:
 
 def flash_inputs(rng, real: bool = False) -> dict[str, Any]:
     """A small instance (a pair-by-pair simulation finishes), or a real Llama layer with a long
-    cache on a real buffer (``real=True``: at least 30 million computed scores)."""
+    cache on a real buffer (``real=True``: at least 100 million computed scores, so that a
+    pair-by-pair simulation needs several seconds or more)."""
     for _ in range(1000):
         if real:
             model, layer = _pick(rng, _MODELS)
             dims = pm_shapes.layer(layer)["dims"]
             G, H, D = dims["G"], dims["H"], dims["K"]
-            if rng.random() < 0.3:
-                M = _pick(rng, (16, 32, 64))
-                cached = _pick(rng, (16384, 32768))
-                name = f"{model}.decode{M}.cache{cached}"
-            else:
-                M = _pick(rng, (256, 512, 1000, 1024, 2048))
-                cached = _pick(rng, (0, 1024, 4096, 8000, 8192, 16384, 32768))
-                name = f"{model}.prefill-chunk{M}.cache{cached}"
-            Br = _pick(rng, (64, 128, 256) if M >= 64 else (16, 32, 64))
+            M = _pick(rng, (128, 256, 512, 1000, 1024, 2048))
+            cached = _pick(rng, (0, 1024, 4096, 8000, 8192, 16384, 32768))
+            name = f"{model}.prefill-chunk{M}.cache{cached}"
+            Br = _pick(rng, (64, 128, 256))
             Bc = _pick(rng, (64, 128, 256))
             hp = int(rng.integers(1, H + 1))
             arch, level, cap = _real_buffer(rng)
@@ -219,7 +215,7 @@ def flash_inputs(rng, real: bool = False) -> dict[str, Any]:
             {"name": "DRAM", "capacity_bytes": None}]}
         if real:
             r = tiled_causal_attention(workload, architecture, mapping)
-            if r["macs"] // (2 * D) < 30_000_000:
+            if r["macs"] // (2 * D) < 100_000_000:
                 continue
         return {"workload": workload, "architecture": architecture, "mapping": mapping}
     raise RuntimeError("no instance drawn")

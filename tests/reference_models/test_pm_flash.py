@@ -189,4 +189,4 @@ def test_real_vectors_are_large_and_fast():
         r = tiled_causal_attention(**args)
         assert time.process_time() - t < 0.05
         assert set(r) == OUT_KEYS
-        assert r["macs"] // (2 * args["workload"]["dims"]["D"]) >= 30_000_000
+        assert r["macs"] // (2 * args["workload"]["dims"]["D"]) >= 100_000_000

@@ -25,6 +25,7 @@ from . import (
     pipeline,
     pm_e2e,
     pm_flash,
+    pm_search,
     pm_select,
     pm_traffic,
     ranking,
@@ -50,6 +51,7 @@ _MODULES: tuple[ModuleType, ...] = (
     pm_select,
     pm_e2e,
     pm_flash,
+    pm_search,
 )
 
 

@@ -52,7 +52,6 @@ def _axis_sets(layers, axis, size):
 def fused_layer_tiles(layers, architecture, schedule):
     n = len(layers)
     tp, tq = schedule["tile"]["P"], schedule["tile"]["Q"]
-    keep = bool(schedule["keep_intermediate"])
     rows = _axis_sets(layers, 0, tp)
     cols = _axis_sets(layers, 1, tq)
     inner_is_q = schedule["order"][0] == "Q"

@@ -26,6 +26,7 @@ from . import (
     pm_e2e,
     pm_flash,
     pm_search,
+    pm_fused,
     pm_select,
     pm_traffic,
     ranking,
@@ -52,6 +53,7 @@ _MODULES: tuple[ModuleType, ...] = (
     pm_e2e,
     pm_flash,
     pm_search,
+    pm_fused,
 )
 
 

@@ -25,6 +25,7 @@ from . import (
     pipeline,
     pm_e2e,
     pm_select,
+    pm_systolic,
     pm_traffic,
     ranking,
     roofline,
@@ -48,6 +49,7 @@ _MODULES: tuple[ModuleType, ...] = (
     pm_traffic,
     pm_select,
     pm_e2e,
+    pm_systolic,
 )
 
 

@@ -170,8 +170,8 @@ MIN_REAL_MACS = 16 * 2 ** 20
 
 def gen_systolic_ws_timeline(rng: Any, real: bool = False, groups: Sequence[str] = REAL_GROUPS) -> dict[str, Any]:
     if real:
-        names = [n for g in groups for n in pm_shapes.group(g)
-                 if pm_draw.macs(pm_shapes.LAYERS[n]) >= MIN_REAL_MACS]
+        group = str(pm_draw._pick(rng, tuple(groups)))  # the group first: BERT-base is as likely as Llama
+        names = [n for n in pm_shapes.group(group) if pm_draw.macs(pm_shapes.LAYERS[n]) >= MIN_REAL_MACS]
         wl = pm_shapes.layer(str(pm_draw._pick(rng, names)))
         name, size, mb = pm_draw._pick(rng, REAL_ARRAYS)
         arch = _arch(name, size, size, mb)

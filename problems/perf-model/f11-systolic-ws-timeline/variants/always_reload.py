@@ -56,7 +56,6 @@ def systolic_ws_timeline(workload: dict, architecture: dict, mapping: dict) -> d
     dims = workload["dims"]
     M, N, K = int(dims["M"]), int(dims["N"]), int(dims["K"])
 
-    prev_block = None
     load_end = -1            # last cycle of the most recent load
     top_last_mac = -1        # the last MAC of any earlier fold in the top row
     loaded_first = None      # (first-input cycle, columns) of the most recent fold that loaded
@@ -81,7 +80,7 @@ def systolic_ws_timeline(workload: dict, architecture: dict, mapping: dict) -> d
             start = max(start, prev_start + prev_ms)
         if True:
             loaded_first = (start, cols)
-        prev_block, prev_start, prev_ms = (kb, nb), start, ms
+        prev_start, prev_ms = start, ms
         macs_iv.append((start, start + (ms - 1) + (rows - 1) + (cols - 1)))
         top_last_mac = max(top_last_mac, start + (ms - 1) + (cols - 1))
         last_out = max(last_out, start + (ms - 1) + (R - 1) + (cols - 1))

@@ -165,7 +165,7 @@ def _mapping(rng: Any, dims: dict[str, int], r: int, c: int, mt: int) -> dict[st
 REAL_ARRAYS = (("tpu-like", 128, 2), ("tpu-like-single-buffered", 128, 1),
                ("tpu-v1-like", 256, 2), ("tpu-v1-like-single-buffered", 256, 1))
 REAL_GROUPS = ("bert-base", "llama-prefill", "llama-decode")
-MIN_REAL_MACS = 16 * 2 ** 20
+MIN_REAL_MACS = 40 * 2 ** 20  # the slowest simulator call stays near 10 s, far past the 2 s budget
 
 
 def gen_systolic_ws_timeline(rng: Any, real: bool = False, groups: Sequence[str] = REAL_GROUPS) -> dict[str, Any]:

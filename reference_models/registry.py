@@ -28,6 +28,7 @@ from . import (
     pm_search,
     pm_fused,
     pm_select,
+    pm_systolic,
     pm_traffic,
     ranking,
     roofline,
@@ -54,6 +55,7 @@ _MODULES: tuple[ModuleType, ...] = (
     pm_flash,
     pm_search,
     pm_fused,
+    pm_systolic,
 )
 
 

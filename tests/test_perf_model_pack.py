@@ -23,7 +23,7 @@ PACK_DIR = ROOT / "problems" / "perf-model"
 CATALOG = Catalog()
 PACK = CATALOG.pack("perf-model")
 PROBLEMS = list(PACK.problems)
-FAMILIES = {"F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F13", "F15", "F16", "F17", "F18"}
+FAMILIES = {"F3", "F4", "F5", "F6", "F7", "F8", "F9", "F10", "F11", "F13", "F15", "F16", "F17", "F18"}
 
 
 # ------------------------------------------------------------------------------------------

@@ -38,9 +38,17 @@ def slow_solution(delay: float) -> str:
     return f"import time\ntime.sleep({delay})\n" + (F1 / "solution.py").read_text()
 
 
+def _as_a_foreground_job() -> None:
+    # A shell starts background jobs with SIGINT ignored, and a Python started with SIGINT ignored
+    # never turns it into KeyboardInterrupt: under `nohup bin/test &` the Ctrl-C below would be
+    # lost and the run would simply finish. A Ctrl-C comes from a terminal, to a foreground job.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def eval_proc(args: list[str], env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "grader", "eval", *args], cwd=ROOT, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
+                            preexec_fn=_as_a_foreground_job)
 
 
 def wait_for(pred, timeout: float, what: str) -> None:

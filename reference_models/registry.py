@@ -24,6 +24,7 @@ from . import (
     maestro,
     pipeline,
     pm_e2e,
+    pm_pipeline,
     pm_select,
     pm_traffic,
     ranking,
@@ -48,6 +49,7 @@ _MODULES: tuple[ModuleType, ...] = (
     pm_traffic,
     pm_select,
     pm_e2e,
+    pm_pipeline,
 )
 
 

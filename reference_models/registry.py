@@ -27,6 +27,7 @@ from . import (
     pm_flash,
     pm_fused,
     pm_search,
+    pm_pipeline,
     pm_select,
     pm_systolic,
     pm_traffic,
@@ -56,6 +57,7 @@ _MODULES: tuple[ModuleType, ...] = (
     pm_search,
     pm_fused,
     pm_systolic,
+    pm_pipeline,
 )
 
 

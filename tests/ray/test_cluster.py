@@ -274,7 +274,6 @@ def test_driver_killed_mid_run_then_resumed_on_ray_grades_every_sample_once(ray_
 
 
 def test_a_node_that_cannot_run_the_sandbox_is_reported_by_name_and_never_used(ray_cluster, tiny_catalog):
-    from grader.grading.execution import problem_limits
     from grader.grading.ray_engine import RayEngine
     from grader.packs import vectors
 

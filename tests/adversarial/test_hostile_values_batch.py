@@ -5,8 +5,8 @@ candidate's user, so a candidate can open /proc/1/fd/1 and write records there; 
 of the supervisor, has the whole request (every job's id and cases) on its stack. The forgers of
 ``corpus.BATCH_FORGERS`` are correct for themselves and, on their first call, write a complete,
 well-formed stream for every later job of the request, then the end record, which the host takes
-as the end of the container's answer. Batch mode promises that each candidate gets the verdict it
-gets alone ("nobody's verdict may depend on who shared the container").
+as the end of the container's answer. Batch mode promises that each of the forger's batch mates gets
+the verdict it gets alone ("nobody's verdict may depend on who shared the container").
 """
 
 from __future__ import annotations

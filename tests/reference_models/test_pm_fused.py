@@ -11,7 +11,6 @@ targeted edge cases below.
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -205,12 +204,10 @@ def test_fits_at_exact_capacity():
     assert REF(**_case([a, b], (2, 2), cap=need - 1))["fits"] is False
 
 
-def test_real_vectors_are_fast_and_in_the_domain():
+def test_real_vectors_are_in_the_domain():
     for i in range(12):
         case = GEN(np.random.default_rng([6603, i]), real=True)
-        t = time.process_time()
         out = REF(**case)
-        assert time.process_time() - t < 0.1
         layers = case["layers"]
         for x, y in zip(layers, layers[1:]):
             assert y["input_hw"] == [x["dims"]["P"], x["dims"]["Q"]]

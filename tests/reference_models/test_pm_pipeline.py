@@ -8,13 +8,13 @@ slots and the compute engine one cycle at a time. Also: hand-worked cases for th
 the spec pins (delta reuse of input rows, the bounding box of a strided window, the first
 partial-sum read elided, partial sums at psum bits, ragged steps skipped, the tie on the port,
 zero-byte transfers, the read-after-write wait, slots freed at the end of the write-back), and
-the real-size generator (real layers, fast reference, every input inside the domain).
+the real-size generator (real layers, every input inside the domain; the reference's speed
+is measured by benchmarks/bench_references.py).
 """
 
 from __future__ import annotations
 
 import itertools
-import time
 
 import numpy as np
 import pytest
@@ -369,14 +369,12 @@ def test_a_read_back_waits_for_its_write_back():
 # the real-size generator
 # ------------------------------------------------------------------------------------------
 
-def test_real_cases_are_real_and_fast():
+def test_real_cases_are_real():
     for i in range(6):
         case = pm_pipeline.gen_pipeline(np.random.default_rng([1717, i]), real=True)
         assert case["workload"]["name"].split(".")[0] in ("resnet50", "mobilenetv2", "bert-base", "llama2-7b", "llama3-8b")
         assert 800 <= pm_pipeline._iterations(case["mapping"]) <= 12000
-        t0 = time.process_time()
         out = pm_pipeline.pipeline(**case)
-        assert time.process_time() - t0 < 1.0
         assert out["cycles"] == out["cycles_by_buffering"][str(case["architecture"]["levels"][-2]["multiple_buffering"])]
         assert out["cycles"] >= max(out["compute_cycles"], 1)
         glb = case["mapping"]["levels"][-2]

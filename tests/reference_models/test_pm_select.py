@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-import time
 from math import prod
 from pathlib import Path
 
@@ -264,10 +263,7 @@ def test_real_instances_are_real_and_fast(name):
         assert not case["architecture"]["name"].startswith("small")
         if name in _RANKING:
             assert len(case["candidates"]) >= (7 if name == "mapping_validity" else 8)
-        t0 = time.process_time()
-        outs.append(ref(**case))
-        # milliseconds per candidate (the best-order search evaluates up to 120 orders)
-        assert time.process_time() - t0 < (1.0 if name == "best_dram_order" else 0.5), name
+        outs.append(ref(**case))  # its speed: benchmarks/bench_references.py
     if "valid" in outs[0]:  # not every real candidate is valid, and not every one invalid
         flags = [v for o in outs for v in o["valid"]]
         assert any(flags) and not all(flags)

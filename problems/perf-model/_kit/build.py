@@ -6,6 +6,8 @@
 solution.py  = engine.py (no switches) + the problem's adapter
 variants/X   = engine.py with the variant's switches + the adapter
 simulator.py = simulator.py (brute force) + the adapter
+and, for a problem whose hand-written solution.py has a FLAGS line: variants/X = that solution
+with variant X's FLAGS line (so --check also fails when such a solution changed and its variants did not)
 Every file is self-contained (standard library and numpy only).
 """
 
@@ -51,6 +53,18 @@ def files() -> dict[Path, str]:
         out[d / "simulator.py"] = BANNER + sim + tail
         for name, flags in variants.items():
             out[d / "variants" / f"{name}.py"] = BANNER + _with_flags(engine, flags) + tail
+    # problems whose solution.py is written by hand with its own mistake switches: each variant is
+    # that solution with the one line that starts with "FLAGS" switched (the solution is the source)
+    for d in sorted(PACK.glob("f*/")):
+        sol = d / "solution.py"
+        lines = sol.read_text().splitlines(keepends=True) if sol.is_file() else []
+        at = [i for i, line in enumerate(lines) if line.startswith("FLAGS")]
+        if d.name in PROBLEMS or not at:
+            continue
+        assert len(at) == 1, sol
+        for v in sorted((d / "variants").glob("*.py")):
+            flag = next(line for line in v.read_text().splitlines(keepends=True) if line.startswith("FLAGS"))
+            out[v] = "".join(lines[:at[0]] + [flag] + lines[at[0] + 1:])
     return out
 
 

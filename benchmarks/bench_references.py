@@ -26,7 +26,6 @@ sys.path.insert(0, str(ROOT))
 from grader.grading.execution import problem_limits  # noqa: E402
 from grader.packs import vectors  # noqa: E402
 from grader.packs.problems import Catalog  # noqa: E402
-from reference_models import REFERENCES  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     for problem in Catalog().problems(args.pack):
         if problem.data.generator.real is None:
             continue
-        ref = REFERENCES[problem.data.reference]
+        ref = problem.reference_fn
         big = [v for v in vectors.load(problem).hidden if str(v.id).startswith("r")]  # real-size ids: r0, r1, ...
         times = []
         for v in big:

@@ -1,12 +1,7 @@
-"""Trusted reference implementations of the benchmark's performance models.
+"""Trusted code shared across packs: real layer and accelerator shapes, the core analytical engine
+of the pack format, the drawing of real mappings, and the merging of a pack's registries.
 
-Pure, typed, deterministic functions (standard library and numpy only) and the input generators
-that draw test cases for them. Problems name both by key; the keys live in two explicit
-registries, :data:`REFERENCES` and :data:`GENERATORS` (see :mod:`reference_models.registry`).
-
-This package never imports the grader or the sandbox.
+Each pack carries its own references and input generators in its trusted folder
+(``problems/<pack>/_trusted/``); they may import these modules. Pure, typed, deterministic
+functions (standard library and numpy only). This package never imports the grader or the sandbox.
 """
-
-from .registry import GENERATORS, REFERENCES
-
-__all__ = ["GENERATORS", "REFERENCES"]

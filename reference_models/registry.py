@@ -1,9 +1,9 @@
-"""The explicit registries of reference functions and input generators.
+"""Merging the registries of a pack's trusted modules.
 
-Each family module defines two dicts, ``REFERENCES`` and ``GENERATORS``, whose keys start with
-the module's short name (``"workload.conv_layer_accounting"``). This module merges the modules
-listed in ``_MODULES`` and refuses duplicate or misnamed keys, so a problem's ``reference`` and
-``generator.name`` always resolve to exactly one function.
+A pack's trusted package (``problems/<pack>/_trusted/``) defines ``REFERENCES`` and
+``GENERATORS``, the dicts its problem files name keys of. A package of several modules, each with
+dicts of its own, merges them with :func:`merge`, which refuses duplicate or misnamed keys, so a
+key always resolves to exactly one function and says which module holds it.
 
 A reference is ``f(*args) -> dict`` taking the problem's parameters in signature order and
 returning plain JSON values. A generator is ``g(rng, **options) -> dict`` returning the arguments
@@ -12,58 +12,19 @@ by parameter name, drawn from ``rng`` (a ``numpy.random.Generator``) only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
-from . import (
-    attention,
-    cycles,
-    energy,
-    loopnest,
-    maestro,
-    pipeline,
-    pm_e2e,
-    pm_flash,
-    pm_fused,
-    pm_pipeline,
-    pm_search,
-    pm_select,
-    pm_systolic,
-    pm_traffic,
-    ranking,
-    roofline,
-    systolic,
-    tiles,
-    workload,
-)
 
-_MODULES: tuple[ModuleType, ...] = (
-    workload,
-    roofline,
-    tiles,
-    loopnest,
-    cycles,
-    energy,
-    systolic,
-    maestro,
-    ranking,
-    pipeline,
-    attention,
-    pm_traffic,
-    pm_select,
-    pm_e2e,
-    pm_flash,
-    pm_search,
-    pm_fused,
-    pm_systolic,
-    pm_pipeline,
-)
+def merge(modules: Iterable[ModuleType], attr: str) -> dict[str, Callable[..., Any]]:
+    """Merge the ``attr`` dict (``REFERENCES`` or ``GENERATORS``) of several modules.
 
-
-def _merge(attr: str) -> dict[str, Callable[..., Any]]:
+    Keys must start with the module's short name and a dot (``"loopnest.gemm_traffic"``), and no
+    key may be defined twice.
+    """
     merged: dict[str, Callable[..., Any]] = {}
-    for module in _MODULES:
+    for module in modules:
         short = module.__name__.rpartition(".")[2]
         for key, fn in getattr(module, attr).items():
             if not key.startswith(short + "."):
@@ -72,7 +33,3 @@ def _merge(attr: str) -> dict[str, Callable[..., Any]]:
                 raise RuntimeError(f"duplicate {attr} key {key!r}")
             merged[key] = fn
     return merged
-
-
-REFERENCES: dict[str, Callable[..., dict[str, Any]]] = _merge("REFERENCES")
-GENERATORS: dict[str, Callable[..., dict[str, Any]]] = _merge("GENERATORS")

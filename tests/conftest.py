@@ -115,23 +115,11 @@ def handle(sandbox, sandbox_image):
 
 
 @pytest.fixture
-def tiny_registry(monkeypatch):
-    """Register the tiny pack's references as if they lived in reference_models."""
-    import importlib.util
+def tiny_registry():
+    """The tiny pack's trusted code (its own references and generators, in tests/data/packs/tiny-pack/_trusted)."""
+    from grader.packs.problems import load_pack
 
-    import reference_models
-
-    name = "reference_models.tiny_testing"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / "data" / "tiny_refs.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, name, module)
-    spec.loader.exec_module(module)
-    monkeypatch.setattr(reference_models, "tiny_testing", module, raising=False)
-    for key, fn in module.REFERENCES.items():
-        monkeypatch.setitem(reference_models.REFERENCES, key, fn)
-    for key, fn in module.GENERATORS.items():
-        monkeypatch.setitem(reference_models.GENERATORS, key, fn)
-    return module
+    return load_pack(TINY_PACK).trusted.module
 
 
 @pytest.fixture

@@ -13,3 +13,11 @@ def leftovers(client, run_id: str) -> list:
     from sandbox.engine import LABEL_RUN
 
     return client.containers(all=True, filters={"label": f"{LABEL_RUN}={run_id}"})
+
+
+def trusted(pack: str):
+    """A built-in pack's trusted code: ``.references``, ``.generators``, ``.submodule(name)``."""
+    from grader.packs.trusted import load_trusted
+
+    folder = ROOT / "problems" / pack / "_trusted"
+    return load_trusted(pack, folder, folder.parent / "pack.toml")

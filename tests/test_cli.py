@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = [[], ["eval"], ["report"], ["audit"], ["compare"], ["problems"], ["problems", "list"], ["problems", "show"],
-            ["problems", "validate"], ["problems", "new"], ["problems", "schema"], ["sandbox"], ["sandbox", "build"],
+            ["problems", "validate"], ["problems", "new"], ["problems", "fingerprint"], ["problems", "schema"], ["sandbox"], ["sandbox", "build"],
             ["sandbox", "doctor"], ["sandbox", "sweep"]]
 
 
@@ -60,15 +60,24 @@ def test_problems_list_json_is_one_array_of_records():
     assert any(r["id"] == "perf-core/f1-conv-layer-accounting" and r["tier"] == "guided" for r in rows)
 
 
-def test_problems_new_scaffolds_a_pack_that_loads_once_filled(tmp_path):
+def test_problems_new_scaffolds_a_self_contained_pack_that_validates(tmp_path):
     out = grader("problems", "new", "my-pack/f99-example", "--root", str(tmp_path))
     assert out.returncode == 0, out.stderr
-    pdir = tmp_path / "my-pack" / "f99-example"
-    assert {p.name for p in pdir.iterdir()} == {"problem.toml", "spec.md", "solution.py", "variants"}
-    out = grader("problems", "list", "--pack-path", str(tmp_path / "my-pack"), "--json")
+    pack = tmp_path / "my-pack"
+    assert {p.name for p in (pack / "f99-example").iterdir()} == {"problem.toml", "spec.md", "solution.py"}
+    assert {p.name for p in (pack / "_trusted").iterdir()} == {"__init__.py", "f99_example.py"}
+    out = grader("problems", "list", "--pack-path", str(pack), "--json")
     assert out.returncode == 0 and "my-pack/f99-example" in out.stdout
-    out = grader("problems", "validate", "my-pack", "--pack-path", str(tmp_path / "my-pack"), "--static")
-    assert out.returncode == 1 and "unknown key" in out.stdout
+    out = grader("problems", "validate", "my-pack", "--pack-path", str(pack), "--static")
+    assert out.returncode == 0, out.stdout
+    # a second problem in the same pack: its reference module is found without registering it
+    out = grader("problems", "new", "my-pack/second-one", "--root", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert (pack / "_trusted" / "second_one.py").is_file()
+    out = grader("problems", "list", "--pack-path", str(pack), "--json")
+    assert out.returncode == 0 and "my-pack/second-one" in out.stdout
+    out = grader("problems", "new", "my-pack/second-one", "--root", str(tmp_path))
+    assert out.returncode == 2 and "already exists" in out.stderr
 
 
 def test_piped_output_is_plain_text():

@@ -40,6 +40,21 @@ def test_reference_models_use_numpy_at_most():
         assert not extra, f"{f.relative_to(ROOT)} imports {extra}"
 
 
+def test_packs_trusted_code_uses_numpy_and_the_shared_references_at_most():
+    """A pack's trusted code (host only) may import its own modules, numpy and reference_models;
+    the candidate-side files of a pack (solutions, simulators, a kit) only the standard library and numpy."""
+    trusted = sorted(ROOT.glob("problems/*/_trusted/**/*.py"))
+    assert len(trusted) >= 20
+    for f in trusted:
+        extra = imports(f) - (set(sys.stdlib_module_names) | {"numpy", "reference_models"})
+        assert not extra, f"{f.relative_to(ROOT)} imports {extra}"
+    for f in sorted(ROOT.glob("problems/**/*.py")):
+        if "_trusted" in f.parts:
+            continue
+        extra = imports(f) - (set(sys.stdlib_module_names) | {"numpy"})
+        assert not extra, f"{f.relative_to(ROOT)} imports {extra}"
+
+
 def test_third_party_clients_live_in_one_module_each():
     for f in files("grader") + files("sandbox") + files("reference_models"):
         rel = f.relative_to(ROOT).as_posix()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import uuid
 from pathlib import Path
 
@@ -11,67 +10,6 @@ from .common import dump_json, pack_roots
 from ..console import console, ok_mark, table
 from ..errors import ConfigError
 from ..packs.problems import Catalog, write_schemas
-
-NEW_TEMPLATE_TOML = '''#:schema ../../problem.schema.json
-id = "{pid}"
-title = "TODO: one-line title"
-family = "F1"
-difficulty = "easy"
-version = 1
-summary = "TODO: what this problem measures, in one sentence."
-tags = []
-reference = "TODO_module.TODO_function"
-
-[signature]
-entry_point = "solve"
-
-[[signature.params]]
-name = "layer"
-type = "dict"
-description = "TODO: one line; spec.md explains every field"
-
-[[outputs]]
-name = "result"
-type = "int"
-unit = "TODO"
-
-[generator]
-name = "TODO_module.TODO_generator"
-options = {{}}
-hidden_seed = {hidden_seed}
-hidden_count = 60
-visible_seed = {visible_seed}
-visible_count = 2
-
-[[variants]]
-file = "variants/TODO_mistake.py"
-mistake = "TODO: the plausible mistake this variant makes"
-'''
-
-NEW_TEMPLATE_SPEC = """TODO: what to compute, in plain words.
-
-## Inputs
-
-TODO: every parameter and every field inside it, with its unit.
-
-## What to return
-
-TODO: every output key, its unit, and each convention that applies (loop order direction, first
-fill / first read, delta or refetch, rounding, units, multicast, bypass, ties).
-
-## Worked example
-
-TODO: a small example whose numbers a reader can check by hand.
-"""
-
-NEW_TEMPLATE_SOLUTION = '''def solve(layer: dict) -> dict:
-    raise NotImplementedError("TODO: a correct, self-contained solution")
-'''
-
-NEW_TEMPLATE_VARIANT = '''def solve(layer: dict) -> dict:
-    raise NotImplementedError("TODO: the solution with one plausible mistake")
-'''
-
 
 def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None:
     p = sub.add_parser("problems", help="list, show, validate and scaffold problem packs",
@@ -137,11 +75,27 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
     q.set_defaults(handler=cmd_validate)
 
     q = ps.add_parser("new", help="scaffold a new problem (and its pack if needed)", formatter_class=formatter,
-                      description="Create problems/PACK/ID with template files to fill in.",
+                      description="Create ROOT/PACK/ID: a small working problem (its reference and generator "
+                      "in the pack's _trusted/ folder, problem.toml with declared variants, spec.md, "
+                      "solution.py) that validates and evaluates as it is, for you to rewrite.",
                       epilog="example:\n  python -m grader problems new my-pack/f4-dram-traffic --root problems")
     q.add_argument("target", metavar="PACK/ID")
     q.add_argument("--root", default=None, help="directory that holds packs (default: the built-in problems/)")
     q.set_defaults(handler=cmd_new)
+
+    q = ps.add_parser("fingerprint", help="digests of everything a model sees and is scored against",
+                      formatter_class=formatter,
+                      description="Digest, per problem, the hidden vectors (inputs and expected outputs), the "
+                      "visible examples, the prompt, the Q&A items and their prompts. Digests only: nothing "
+                      "hidden is revealed. With --check, compare with a saved fingerprint and exit 1 naming "
+                      "every problem and part that differs (prove a refactoring moved nothing a model sees).",
+                      epilog="examples:\n  python -m grader problems fingerprint perf-core --out before.json\n"
+                      "  python -m grader problems fingerprint perf-core --check before.json")
+    q.add_argument("pack")
+    q.add_argument("--out", metavar="FILE.json", help="write the fingerprint here (default: stdout)")
+    q.add_argument("--check", metavar="FILE.json", help="compare with this saved fingerprint")
+    add_pack(q)
+    q.set_defaults(handler=cmd_fingerprint)
 
     q = ps.add_parser("schema", help="write the JSON schemas of pack.toml and problem.toml",
                       formatter_class=formatter)
@@ -252,33 +206,44 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_new(args: argparse.Namespace) -> int:
     from ..packs.problems import default_pack_roots
+    from ..packs.scaffold import new_problem
 
-    m = re.fullmatch(r"([a-z0-9][a-z0-9-]*[a-z0-9])/([a-z0-9][a-z0-9-]*[a-z0-9])", args.target)
-    if not m:
-        raise ConfigError(f"{args.target!r}: expected PACK/ID in lower case letters, digits and dashes")
-    pack_name, pid = m.groups()
     root = Path(args.root) if args.root else (default_pack_roots() or [Path("problems")])[-1]
-    pack_dir = root / pack_name
-    pdir = pack_dir / pid
-    if pdir.exists():
-        raise ConfigError(f"{pdir} already exists")
-    if not (pack_dir / "pack.toml").exists():
-        pack_dir.mkdir(parents=True, exist_ok=True)
-        (pack_dir / "pack.toml").write_text(
-            f'name = "{pack_name}"\nversion = "0.1.0"\ndescription = "TODO: what this pack covers."\n')
-    (pdir / "variants").mkdir(parents=True)
-    import zlib
-
-    seed = zlib.crc32(pid.encode()) % 100_000
-    (pdir / "problem.toml").write_text(NEW_TEMPLATE_TOML.format(pid=pid, hidden_seed=seed, visible_seed=seed + 1))
-    (pdir / "spec.md").write_text(NEW_TEMPLATE_SPEC)
-    (pdir / "solution.py").write_text(NEW_TEMPLATE_SOLUTION)
-    (pdir / "variants" / "TODO_mistake.py").write_text(NEW_TEMPLATE_VARIANT)
+    made = new_problem(root, args.target)
+    pack = made.pack_dir.name
     con = console()
-    con.print(f"created {pdir}/ (problem.toml, spec.md, solution.py, variants/TODO_mistake.py)")
-    con.print("next: write the reference and generator in reference_models/, fill in the TODOs, then\n"
-              f"  python -m grader problems validate {pack_name} --pack-path {root} --problem {pid}\n"
-              "see docs/authoring.md")
+    con.print(f"created {'the pack ' + pack + ' and ' if made.new_pack else ''}a working example problem:")
+    for path in made.written:
+        con.print(f"  {path}")
+    con.print("it validates and evaluates as it is; rewrite each file for your problem (docs/authoring.md), then\n"
+              f"  python -m grader problems validate {pack} --pack-path {made.pack_dir}\n"
+              f"  python -m grader eval --pack {pack} --pack-path {made.pack_dir} --samples 3")
+    return 0
+
+
+def cmd_fingerprint(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from ..packs.fingerprint import differences, pack_fingerprint
+
+    now = pack_fingerprint(_catalog(args).pack(args.pack))
+    text = json.dumps(now, indent=1, sort_keys=True) + "\n"
+    if args.out:
+        Path(args.out).write_text(text)
+    elif not args.check:
+        sys.stdout.write(text)
+    if args.check:
+        try:
+            saved = json.loads(Path(args.check).read_text())
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--check {args.check}: {exc}") from None
+        diff = differences(saved, now)
+        con = console()
+        for line in diff:
+            con.print(f"[red]differs[/red]  {line}")
+        con.print(f"{len(now['problems']) - len(diff)}/{len(now['problems'])} problems identical to {args.check}")
+        return 1 if diff else 0
     return 0
 
 

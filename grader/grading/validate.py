@@ -3,7 +3,7 @@
 For every problem:
 
 * **schema**: the files load (done by the catalog; a broken file never gets this far);
-* **registry**: the reference and generator keys resolve;
+* **registry**: the reference and generator keys resolve in the pack's trusted code;
 * **signature**: the reference takes exactly the declared parameters, in order;
 * **determinism**: the vectors are identical when generated twice;
 * **vectors**: hidden inputs are distinct and disjoint from the visible examples;
@@ -15,6 +15,8 @@ For every problem:
   and returns no negative integer (unless its field is ``signed``) and no NaN or infinity;
 * **gold**: the reference itself, bundled as a candidate, passes every hidden vector through the
   real sandbox; so does the bundled ``solution.py``;
+* **variants apply**: every variant's declared change (switches, replace, patch) applies to the
+  solution, so a solution edited without its variants is caught;
 * **mutants**: every wrong-on-purpose variant fails at least one hidden vector (kill rate);
 * **tier** (``model`` packs): every problem has real-size vectors and a brute-force simulator;
 * **analytical**: the simulator, a correct candidate written from the spec's semantics, passes
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..packs.bundle import bundle_reference
-from ..errors import GraderError
+from ..errors import GraderError, PackError
 from .execution import SandboxHandle, grade_source
 from ..packs.domain import violations
 from ..packs.problems import FieldSpec, Problem, TypeSpec
@@ -162,10 +164,8 @@ def _probe(problem: Problem, report: ProblemReport) -> None:
     call the reference on it, so the report says which inputs break the reference and why."""
     import numpy as np
 
-    from reference_models import GENERATORS, REFERENCES
-
     d = problem.data
-    gen, ref = GENERATORS[d.generator.name], REFERENCES[d.reference]
+    gen, ref = problem.generator_fn, problem.reference_fn
     names = [p.name for p in d.signature.params]
     draws = [("h", d.generator.hidden_seed, d.generator.hidden_count, dict(d.generator.options)),
              ("v", d.generator.visible_seed, d.generator.visible_count, dict(d.generator.options))]
@@ -230,13 +230,11 @@ def _qa_check(problem: Problem, report: ProblemReport, hidden: tuple[Vector, ...
 
 def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector, ...], tuple[Vector, ...]] | None:
     """Every check that needs no sandbox. Returns (hidden, visible) when vectors could be made."""
-    from reference_models import GENERATORS, REFERENCES
-
     d = problem.data
-    ref = REFERENCES.get(d.reference)
-    gen = GENERATORS.get(d.generator.name)
+    ref = problem.trusted.references.get(d.reference)
+    gen = problem.trusted.generators.get(d.generator.name)
     missing = [k for k, reg in ((d.reference, ref), (d.generator.name, gen)) if reg is None]
-    report.add("registry", not missing, f"unknown key(s): {', '.join(missing)}" if missing else
+    report.add("registry", not missing, f"not in the pack's trusted code: {', '.join(missing)}" if missing else
                f"{d.reference}, {d.generator.name}")
     if ref is None or gen is None:
         return None
@@ -299,13 +297,24 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
                                            ("a brute-force simulator", d.simulator)) if not have]
         report.add("tier", not missing,
                    f"{n_real} real-size vectors (all vectors drawn and answered in {gen_s * 1000:.0f} ms of CPU), "
-                   f"simulator {d.simulator}" if not missing else "a model-tier problem needs " + " and ".join(missing))
+                   "and a simulator" if not missing else "a model-tier problem needs " + " and ".join(missing))
 
-    report.add("solution", problem.solution_path.is_file(),
-               "solution.py present" if problem.solution_path.is_file() else "solution.py is missing")
+    try:
+        have_solution = problem.solution_source is not None
+        report.add("solution", have_solution, "present" if have_solution else "solution.py is missing")
+    except PackError as exc:
+        report.add("solution", False, str(exc))
     n_var = len(problem.variants)
     report.add("variants", n_var >= MIN_VARIANTS,
                f"{n_var} wrong-on-purpose variants" + ("" if n_var >= MIN_VARIANTS else f" (need {MIN_VARIANTS})"))
+    broken = []
+    for v in problem.variants:
+        try:
+            v.source
+        except PackError as exc:
+            broken.append(str(exc))
+    report.add("variants apply", not broken,
+               f"all {n_var} declared changes apply to the solution" if not broken else "; ".join(broken))
     return hidden, visible
 
 
@@ -319,28 +328,29 @@ def validate_problem(
     if made is None or handle is None:
         return report
     hidden, _ = made
-    from reference_models import REFERENCES
-
     jobs: list[tuple[str, str]] = []
     try:
-        jobs.append(("gold:reference", bundle_reference(REFERENCES[problem.data.reference], problem.entry_point)))
+        jobs.append(("gold:reference", bundle_reference(problem.reference_fn, problem.entry_point)))
     except (OSError, ValueError, SyntaxError) as exc:
         report.add("gold (reference)", False, f"cannot bundle the reference: {exc}")
-    if problem.solution_path.is_file():
-        jobs.append(("gold:solution", problem.solution_path.read_text()))
+    if problem.solution_source is not None:
+        jobs.append(("gold:solution", problem.solution_source))
     for v in problem.variants:
-        jobs.append((f"variant:{v.name}", v.source))
+        try:
+            jobs.append((f"variant:{v.name}", v.source))
+        except PackError:
+            pass  # reported by the "variants apply" check
 
     small = tuple(v for v in hidden if not is_real(v))
     real = tuple(v for v in hidden if is_real(v))
     if analytical_sample is not None and 0 < analytical_sample < len(real):
         step = len(real) / analytical_sample
         real = tuple(real[int(i * step)] for i in range(analytical_sample))
-    sim = problem.simulator_path
+    sim = problem.simulator_source
     runs: list[tuple[str, str, tuple[Vector, ...]]] = [(name, source, hidden) for name, source in jobs]
     if sim is not None:
-        runs.append(("sim:small", sim.read_text(), small))
-        runs += [(f"sim:{v.id}", sim.read_text(), (v,)) for v in real]
+        runs.append(("sim:small", sim, small))
+        runs += [(f"sim:{v.id}", sim, (v,)) for v in real]
 
     def run(item: tuple[str, str, tuple[Vector, ...]]) -> tuple[str, Grade]:
         name, source, vectors = item

@@ -1,12 +1,21 @@
 """Problem packs: the file format, loading, content hashes and lookup.
 
-A pack is a directory::
+A pack is one self-contained directory::
 
-    <pack>/pack.toml                      name, version, description
+    <pack>/pack.toml                      name, version, tier, description, its trusted code folder
+    <pack>/<trusted>/__init__.py          the pack's trusted code (host only): REFERENCES, GENERATORS
     <pack>/<problem>/problem.toml         the problem, declared as data (see ProblemFile)
     <pack>/<problem>/spec.md              the specification: the only prose a model sees
-    <pack>/<problem>/solution.py          a bundled correct solution (self-contained)
-    <pack>/<problem>/variants/*.py        wrong-on-purpose variants, each declared in problem.toml
+    <pack>/<problem>/solution.py          a bundled correct solution (self-contained), or assembled
+                                          from files of the pack ([solution] assemble = [...])
+
+Wrong-on-purpose variants are declared in problem.toml as the change that makes their mistake
+(switches, an exact search-and-replace, a unified diff; see grader/packs/changes.py) and
+materialised from the solution when needed. Directories whose name starts with ``_`` or ``.``
+are the pack's own (trusted code, a shared engine), never problems.
+
+Packs are found under ``--pack-path`` directories, ``PERFGRADE_PACKS``, the ``perfgrade.packs``
+entry point group of installed packages, and the built-in ``problems/`` directory.
 
 Files are parsed into frozen pydantic models that reject unknown fields. A broken file raises
 :class:`PackError` naming the file, the field and what was expected; nothing is skipped.
@@ -19,15 +28,19 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..errors import PackError, ProblemNotFound
+from .changes import ChangeError, apply_change
 from .domain import parse_rule
+from .trusted import TrustedCode, load_trusted
 
 PACK_FILE = "pack.toml"
 PROBLEM_FILE = "problem.toml"
@@ -35,7 +48,8 @@ SPEC_FILE = "spec.md"
 SOLUTION_FILE = "solution.py"
 VARIANTS_DIR = "variants"
 ENV_PACKS = "PERFGRADE_PACKS"
-FORMAT_VERSION = 1
+ENTRY_POINT_GROUP = "perfgrade.packs"
+FORMAT_VERSION = 2
 MIN_HIDDEN = 50
 
 IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -130,6 +144,11 @@ class PackFile(_Strict):
         description="a Markdown file of the pack (e.g. FORMAT.md) shown before every problem's spec in the "
         "prompt: the pack's shared input format",
     )
+    trusted: str = Field(
+        pattern=r"^_[A-Za-z0-9_]+$",
+        description="the folder of the pack's trusted code (host only): a Python package whose __init__.py "
+        "defines REFERENCES and GENERATORS, the dicts problem.toml's keys name",
+    )
 
 
 class ParamSpec(_Strict):
@@ -219,7 +238,7 @@ class RealSpec(_Strict):
 class GeneratorSpec(_Strict):
     """Where the test inputs come from: a registered generator, its options and seeds."""
 
-    name: str = Field(min_length=1, description="key in reference_models.GENERATORS")
+    name: str = Field(min_length=1, description="key in the pack's trusted GENERATORS")
     options: dict[str, Any] = Field(default_factory=dict, description="keyword options of the generator")
     hidden_seed: int = Field(ge=0)
     hidden_count: int = Field(ge=1, le=100_000)
@@ -278,6 +297,10 @@ class QASpec(_Strict):
 
     seed: int = Field(ge=0, description="seed of the Q&A instances (never a code-mode seed)")
     choices: list[ChoiceSpec] = Field(default_factory=list, description="multiple-choice questions")
+    choice_seed: str | None = Field(
+        None, min_length=1, max_length=128,
+        description="seed of the choice items' distractors and order (default: the problem id); kept fixed so "
+        "the items stay the same however the problem's files change")
 
 
 class DomainRule(_Strict):
@@ -294,9 +317,62 @@ class DomainRule(_Strict):
         return v
 
 
+class Replacement(_Strict):
+    """One exact search-and-replace: ``old`` must occur exactly once in the text it is applied to."""
+
+    old: str = Field(min_length=1)
+    new: str
+
+
+class SourceSpec(_Strict):
+    """Where a candidate module comes from: one file of the problem, or files of the pack joined."""
+
+    file: str | None = Field(None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_/.-]*\.py$",
+                             description="a file of the problem directory")
+    assemble: list[str] | None = Field(
+        None, min_length=1, description="files of the pack (paths from the pack directory, e.g. "
+        "'_kit/engine.py'), joined in this order into one self-contained module")
+
+    @model_validator(mode="after")
+    def _one(self) -> "SourceSpec":
+        if (self.file is None) == (self.assemble is None):
+            raise ValueError("give exactly one of file and assemble")
+        for part in self.assemble or []:
+            if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_/.-]*\.py", part) or ".." in part.split("/"):
+                raise ValueError(f"assemble: {part!r} is not a .py path inside the pack")
+        return self
+
+
 class VariantSpec(_Strict):
-    file: str = Field(pattern=r"^variants/[A-Za-z0-9_]+\.py$")
+    """A wrong-on-purpose variant: the mistake and the change of the solution that makes it.
+
+    Exactly one of ``switches`` (the solution's ``FLAGS`` dict for a solution built with mistake
+    switches), ``replace`` (exact search-and-replace edits), ``patch`` (a unified diff of the
+    solution) or ``file`` (a whole module in the problem directory, for a variant that shares
+    nothing with the solution).
+    """
+
+    name: str | None = Field(None, pattern=IDENT, description="the variant's name (default: its file's stem)")
     mistake: str = Field(min_length=10, description="the plausible mistake this variant makes")
+    switches: dict[str, bool | int | float | str] | None = Field(
+        None, min_length=1, description="the FLAGS the solution's mistake switches read")
+    replace: list[Replacement] | None = Field(None, min_length=1, description="exact edits of the solution")
+    patch: str | None = Field(None, min_length=1, description="a unified diff of the solution")
+    file: str | None = Field(None, pattern=r"^variants/[A-Za-z0-9_]+\.py$", description="a whole module")
+
+    @model_validator(mode="after")
+    def _one_change(self) -> "VariantSpec":
+        given = [k for k in ("switches", "replace", "patch", "file") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of switches, replace, patch and file"
+                             + (f" (got {', '.join(given)})" if given else ""))
+        if self.name is None and self.file is None:
+            raise ValueError("a variant declared as a change needs a name")
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.name if self.name is not None else Path(self.file or "").stem
 
 
 class ProblemLimits(_Strict):
@@ -318,7 +394,7 @@ class ProblemFile(_Strict):
     version: int = Field(ge=1)
     summary: str = Field(min_length=1, description="what the problem measures, one sentence")
     tags: list[str] = Field(default_factory=list)
-    reference: str = Field(min_length=1, description="key in reference_models.REFERENCES")
+    reference: str = Field(min_length=1, description="key in the pack's trusted REFERENCES")
     signature: Signature
     outputs: list[FieldSpec] = Field(min_length=1, description="keys of the returned dict")
     generator: GeneratorSpec
@@ -328,10 +404,12 @@ class ProblemFile(_Strict):
         default_factory=list, description="what every input satisfies: rules over the parameters, stated in "
         "the prompt and checked by the validator on every hidden and visible input")
     qa: QASpec | None = Field(None, description="Q&A mode: the seed of its instances and its choice questions")
-    simulator: str | None = Field(
-        None, pattern=r"^[A-Za-z0-9_]+\.py$",
-        description="a bundled brute-force simulator (a candidate written from the spec's semantics): the "
-        "validator proves it passes every small hidden vector and runs out of time on every real-size one",
+    solution: SourceSpec | None = Field(
+        None, description="where the bundled correct solution comes from (default: solution.py of the problem)")
+    simulator: str | SourceSpec | None = Field(
+        None, description="a bundled brute-force simulator (a candidate written from the spec's semantics): the "
+        "validator proves it passes every small hidden vector and runs out of time on every real-size one; a "
+        "file of the problem (e.g. 'simulator.py') or { assemble = [...] }",
     )
 
     @field_validator("outputs")
@@ -371,7 +449,16 @@ class ProblemFile(_Strict):
     @field_validator("variants")
     @classmethod
     def _unique_variants(cls, v: list[VariantSpec]) -> list[VariantSpec]:
-        _refuse_duplicates([x.file for x in v], "variant files")
+        _refuse_duplicates([x.label for x in v], "variant names")
+        return v
+
+    @field_validator("simulator")
+    @classmethod
+    def _simulator_file(cls, v: "str | SourceSpec | None") -> "str | SourceSpec | None":
+        if isinstance(v, str):
+            if not re.fullmatch(r"[A-Za-z0-9_]+\.py", v):
+                raise ValueError(f"simulator {v!r}: a .py file of the problem directory")
+            return SourceSpec(file=v)
         return v
 
 
@@ -381,13 +468,45 @@ class ProblemFile(_Strict):
 
 @dataclass(frozen=True)
 class Variant:
-    name: str
-    mistake: str
-    path: Path
+    """A declared variant; its module is materialised from the solution on demand."""
+
+    problem: "Problem"
+    index: int
+    spec: VariantSpec
+
+    @property
+    def name(self) -> str:
+        return self.spec.label
+
+    @property
+    def mistake(self) -> str:
+        return self.spec.mistake
 
     @property
     def source(self) -> str:
-        return self.path.read_text()
+        """The variant's module. Raises PackError naming the variant when its change no longer applies."""
+        problem, spec = self.problem, self.spec
+        where = problem.dir / PROBLEM_FILE
+        if spec.file is not None:
+            return _read_source(problem.dir / spec.file, where, f"variants.{self.index}.file")
+        solution = problem.solution_source
+        if solution is None:
+            raise PackError(where, f"variant {self.name!r} changes the solution, but the problem has none",
+                            f"variants.{self.index}")
+        try:
+            return apply_change(solution, switches=spec.switches, replace=spec.replace, patch=spec.patch)
+        except ChangeError as exc:
+            raise PackError(where, f"variant {self.name!r} no longer applies to the solution: {exc}",
+                            f"variants.{self.index}") from None
+
+
+def _read_source(path: Path, where: Path, field: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PackError(where, f"{path.name} not found", field) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PackError(path, f"cannot read: {exc}") from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -426,17 +545,54 @@ class Problem:
         """``guided`` or ``model``: the pack's tier."""
         return self.pack.data.tier
 
-    @property
-    def simulator_path(self) -> Path | None:
-        return self.dir / self.data.simulator if self.data.simulator else None
+    def _source(self, spec: SourceSpec, field: str) -> str:
+        where = self.dir / PROBLEM_FILE
+        if spec.file is not None:
+            return _read_source(self.dir / spec.file, where, f"{field}.file")
+        parts = [_read_source(self.pack.dir / part, where, f"{field}.assemble") for part in spec.assemble or []]
+        return "\n\n".join(p.strip("\n") for p in parts) + "\n"
 
-    @property
-    def solution_path(self) -> Path:
-        return self.dir / SOLUTION_FILE
+    @cached_property
+    def solution_source(self) -> str | None:
+        """The bundled correct solution (a file of the problem, or assembled from the pack), or None."""
+        if self.data.solution is not None:
+            return self._source(self.data.solution, "solution")
+        path = self.dir / SOLUTION_FILE
+        return _read_source(path, self.dir / PROBLEM_FILE, "solution") if path.is_file() else None
+
+    @cached_property
+    def simulator_source(self) -> str | None:
+        """The bundled brute-force simulator, or None."""
+        sim = self.data.simulator
+        return self._source(sim, "simulator") if isinstance(sim, SourceSpec) else None
 
     @property
     def variants(self) -> list[Variant]:
-        return [Variant(Path(v.file).stem, v.mistake, self.dir / v.file) for v in self.data.variants]
+        return [Variant(self, i, v) for i, v in enumerate(self.data.variants)]
+
+    @property
+    def trusted(self) -> TrustedCode:
+        return self.pack.trusted
+
+    @property
+    def reference_fn(self) -> Callable[..., Any]:
+        """The problem's reference function, from the pack's trusted code."""
+        fn = self.trusted.references.get(self.data.reference)
+        if fn is None:
+            raise PackError(self.dir / PROBLEM_FILE, f"unknown reference {self.data.reference!r} (the pack's "
+                            f"trusted code defines: {', '.join(sorted(self.trusted.references)) or 'none'})",
+                            "reference")
+        return fn
+
+    @property
+    def generator_fn(self) -> Callable[..., Any]:
+        """The problem's input generator, from the pack's trusted code."""
+        fn = self.trusted.generators.get(self.data.generator.name)
+        if fn is None:
+            raise PackError(self.dir / PROBLEM_FILE, f"unknown generator {self.data.generator.name!r} (the "
+                            f"pack's trusted code defines: {', '.join(sorted(self.trusted.generators)) or 'none'})",
+                            "generator.name")
+        return fn
 
     @cached_property
     def file_hash(self) -> str:
@@ -454,21 +610,24 @@ class Problem:
         Any change that can change a hidden vector or the prompt changes this hash: the spec,
         the signature, the generator and its options and seeds, and the reference code.
         """
-        from .bundle import source_closure  # the reference registry is only needed here
-
-        from reference_models import GENERATORS, REFERENCES
+        from .bundle import canonical_module, source_closure
 
         h = hashlib.sha256(f"perfgrade-problem-v{FORMAT_VERSION}\0".encode())
         h.update(self.file_hash.encode())
         if self.pack.preamble:
             h.update(b"\0preamble\0" + hashlib.sha256(self.pack.preamble.encode()).digest())
-        for key, registry in ((self.data.reference, REFERENCES), (self.data.generator.name, GENERATORS)):
+        for what, src in (("solution", self.solution_source), ("simulator", self.simulator_source)):
+            if src is not None:
+                h.update(f"\0{what}\0".encode() + hashlib.sha256(src.encode()).digest())
+        trusted = self.trusted
+        for key, registry in ((self.data.reference, trusted.references),
+                              (self.data.generator.name, trusted.generators)):
             h.update(b"\0" + key.encode() + b"\0")
             obj = registry.get(key)
             if obj is not None:
-                h.update(f"{obj.__module__}.{obj.__qualname__}".encode())
+                h.update(f"{canonical_module(obj.__module__)}.{obj.__qualname__}".encode())
                 for name, src in sorted(source_closure(obj).items()):
-                    h.update(name.encode() + b"\0" + hashlib.sha256(src.encode()).digest())
+                    h.update(canonical_module(name).encode() + b"\0" + hashlib.sha256(src.encode()).digest())
         return h.hexdigest()
 
     def sandbox_limits(self, base: Any) -> Any:
@@ -483,6 +642,7 @@ class Pack:
     dir: Path
     data: PackFile
     problems: tuple[Problem, ...] = ()
+    trusted: TrustedCode = None  # type: ignore[assignment]  # set by load_pack
 
     @property
     def version(self) -> str:
@@ -555,9 +715,12 @@ def load_pack(pack_dir: Path) -> Pack:
     pack_dir = Path(pack_dir)
     pack_path = pack_dir / PACK_FILE
     data = _load_file(pack_path, PackFile)
-    if data.name != pack_dir.name:
+    if pack_dir.name not in (data.name, data.name.replace("-", "_")):  # my-pack/, or a module my_pack/
         raise PackError(pack_path, f"pack name {data.name!r} differs from its directory {pack_dir.name!r}", "name")
-    pack = Pack(name=data.name, dir=pack_dir, data=data)
+    trusted_dir = pack_dir / data.trusted
+    if not trusted_dir.is_dir():
+        raise PackError(pack_path, f"the trusted code folder {data.trusted}/ does not exist", "trusted")
+    pack = Pack(name=data.name, dir=pack_dir, data=data, trusted=load_trusted(data.name, trusted_dir, pack_path))
     if data.preamble:
         pre = pack_dir / data.preamble
         try:
@@ -597,33 +760,72 @@ def load_problem(pack: Pack, problem_dir: Path) -> Problem:
     if not spec.strip():
         raise PackError(spec_path, "the specification is empty")
     for i, v in enumerate(data.variants):
-        if not (problem_dir / v.file).is_file():
+        if v.file is not None and not (problem_dir / v.file).is_file():
             raise PackError(path, f"variant file {v.file} not found", f"variants.{i}.file")
+    for field, src in (("solution", data.solution), ("simulator", data.simulator)):
+        if not isinstance(src, SourceSpec):
+            continue
+        if src.file is not None and not (problem_dir / src.file).is_file():
+            raise PackError(path, f"{field} file {src.file} not found", f"{field}.file")
+        for part in src.assemble or []:
+            full = (pack.dir / part).resolve()
+            if not full.is_relative_to(pack.dir.resolve()) or not full.is_file():
+                raise PackError(path, f"{field}: {part} is not a file of the pack", f"{field}.assemble")
     params = [p.name for p in data.signature.params]
     for i, r in enumerate(data.domain):
         unknown = sorted(parse_rule(r.rule).names - set(params))
         if unknown:
             raise PackError(path, f"rule {r.rule!r} reads {', '.join(unknown)}: not a parameter "
                             f"(parameters: {', '.join(params)})", f"domain.{i}.rule")
-    if data.simulator and not (problem_dir / data.simulator).is_file():
-        raise PackError(path, f"simulator file {data.simulator} not found", "simulator")
     if data.simulator and not data.generator.real:
         raise PackError(path, "a simulator needs real-size vectors to run out of time on: add [generator.real]",
                         "simulator")
     variants_dir = problem_dir / VARIANTS_DIR
     if variants_dir.is_dir():
-        declared = {v.file for v in data.variants}
+        declared = {v.file for v in data.variants if v.file is not None}
         for f in sorted(variants_dir.glob("*.py")):
             if f"{VARIANTS_DIR}/{f.name}" not in declared:
                 raise PackError(f, "variant file is not declared in problem.toml [[variants]]")
     return Problem(pack=pack, dir=problem_dir, data=data, spec=spec)
 
 
+def entry_point_roots() -> list[Path]:
+    """Pack directories of installed packages (the ``perfgrade.packs`` entry point group).
+
+    An entry point names a module (its folder is the pack), a path (str or Path), or a
+    function returning one: ``[project.entry-points."perfgrade.packs"] my-pack = "my_pack"``.
+    """
+    roots: list[Path] = []
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        where = Path(f"<entry point {ep.name} = {ep.value} ({ENTRY_POINT_GROUP})>")
+        try:
+            obj = ep.load()
+            if callable(obj) and not isinstance(obj, type):
+                obj = obj()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin is named, never skipped
+            raise PackError(where, f"cannot load: {type(exc).__name__}: {exc}") from exc
+        if isinstance(obj, (str, os.PathLike)):
+            path = Path(obj)
+        elif getattr(obj, "__path__", None):
+            path = Path(list(obj.__path__)[0])
+        elif getattr(obj, "__file__", None):
+            path = Path(obj.__file__).parent
+        else:
+            raise PackError(where, f"gives {type(obj).__name__}: expected a pack directory, a module or a function "
+                            "returning a directory")
+        if not path.is_dir():
+            raise PackError(where, f"{path} is not a directory")
+        roots.append(path)
+    return roots
+
+
 def default_pack_roots() -> list[Path]:
+    """Where packs are found: PERFGRADE_PACKS, installed packs (entry points), then the built-in ones."""
     roots: list[Path] = []
     env = os.environ.get(ENV_PACKS)
     if env:
         roots.extend(Path(p) for p in env.split(os.pathsep) if p)
+    roots.extend(entry_point_roots())
     builtin = Path(__file__).resolve().parents[2] / "problems"
     if builtin.is_dir():
         roots.append(builtin)

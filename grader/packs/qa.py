@@ -12,8 +12,10 @@ Every problem with a ``[qa]`` table yields items without per-problem code:
   the correct option goes to the letter that has been the answer least often so far, so over
   the items of a question no letter is favoured.
 
-Items are deterministic in (problem content, count). The prompt shows the spec, the pack's
-preamble and the visible examples, exactly as in code mode, then the instance and the answer format.
+Items are deterministic in the Q&A seed, the choice seed (``[qa] choice_seed``, default: the
+problem id), the reference and the count: editing an unrelated file of the problem never
+reshuffles them. The prompt shows the spec, the pack's preamble and the visible examples,
+exactly as in code mode, then the instance and the answer format.
 """
 
 from __future__ import annotations
@@ -94,7 +96,8 @@ def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector, use
     ans = _answer(c, cands)
     if ans is None:
         return None
-    r = _rng("qa-choice", problem.content_hash, j, i)
+    spec = problem.data.qa
+    r = _rng("qa-choice", (spec.choice_seed if spec and spec.choice_seed else problem.id), j, i)
     others = [k for k in range(len(cands)) if k != ans]
     r.shuffle(others)
     shown = others[: MAX_OPTIONS - 1]

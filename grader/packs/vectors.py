@@ -153,15 +153,9 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
     appears in a prompt. Q&A instances come from ``qa.seed``; when the problem has real-size
     vectors, every other instance is drawn at real size.
     """
-    from reference_models import GENERATORS, REFERENCES
-
     spec = problem.data
-    gen = GENERATORS.get(spec.generator.name)
-    if gen is None:
-        raise PackError(problem.dir / "problem.toml", f"unknown generator {spec.generator.name!r}", "generator.name")
-    ref = REFERENCES.get(spec.reference)
-    if ref is None:
-        raise PackError(problem.dir / "problem.toml", f"unknown reference {spec.reference!r}", "reference")
+    gen = problem.generator_fn
+    ref = problem.reference_fn
     options = dict(spec.generator.options)
     if which == "hidden":
         seed, count, prefix = spec.generator.hidden_seed, spec.generator.hidden_count, "h"

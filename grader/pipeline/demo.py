@@ -32,7 +32,7 @@ def demo_completion(problem: Problem, sample: int) -> str:
     mood = _rng("mood", sample).uniform(-0.15, 0.15)
     r = _rng("answer", problem.qualified_id, sample)
     roll = r.random()
-    solution = problem.solution_path.read_text() if problem.solution_path.is_file() else ""
+    solution = problem.solution_source or ""
     if roll < skill + mood and solution:
         return _wrap(solution, r, "Here is a solution that follows the specification.")
     rest = r.random()
@@ -115,7 +115,7 @@ def demo_revision(problem: Problem, mode: str, item: object | None, sample: int,
         fixed = r.random() < (0.45 if feedback == "examples" else 0.2)
     if mode == "qa":
         return demo_qa_answer(problem, item, sample, right=fixed)
-    solution = problem.solution_path.read_text() if problem.solution_path.is_file() else ""
+    solution = problem.solution_source or ""
     if fixed and solution:
         return _wrap(solution, r, "Here is the revised solution.")
     variants = problem.variants

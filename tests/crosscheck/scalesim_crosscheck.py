@@ -1,4 +1,4 @@
-"""Cross-check reference_models.systolic against the real SCALE-Sim 3.0.0.
+"""Cross-check the perf-core systolic references against the real SCALE-Sim 3.0.0.
 
 Run it with a Python that has ``scalesim==3.0.0`` (which needs numpy<2 and pandas<3, so never the
 project's own environment); ``run_scalesim.sh`` builds such an environment and calls this script.
@@ -35,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_systolic():
-    """Load reference_models/systolic.py by path: it needs only numpy, while the package's
-    registry imports every family module."""
-    spec = importlib.util.spec_from_file_location("perfgrade_systolic", ROOT / "reference_models" / "systolic.py")
+    """Load the perf-core pack's trusted systolic.py by path: it needs only numpy, while the
+    package's __init__ imports every family module."""
+    spec = importlib.util.spec_from_file_location("perfgrade_systolic", ROOT / "problems" / "perf-core" / "_trusted" / "systolic.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -236,21 +234,10 @@ def test_signed_applies_to_integer_fields_only():
 # ------------------------------------------------------------------------------------------
 
 @pytest.fixture
-def domain_catalog(monkeypatch):
-    import reference_models
+def domain_catalog():
     from grader.packs.problems import Catalog
 
-    name = "reference_models.domain_testing"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / "data" / "domain_refs.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, name, module)
-    spec.loader.exec_module(module)
-    monkeypatch.setattr(reference_models, "domain_testing", module, raising=False)
-    for key, fn in module.REFERENCES.items():
-        monkeypatch.setitem(reference_models.REFERENCES, key, fn)
-    for key, fn in module.GENERATORS.items():
-        monkeypatch.setitem(reference_models.GENERATORS, key, fn)
-    return Catalog([DOMAIN_PACK])
+    return Catalog([DOMAIN_PACK])  # its references live in its own _trusted/ folder
 
 
 def test_the_prompt_states_the_domain(domain_catalog, tiny_catalog):
@@ -296,9 +283,7 @@ def test_validator_flags_a_reference_that_divides_by_zero_or_is_not_finite(domai
 
 
 def test_validator_reports_infinity(domain_catalog, monkeypatch):
-    import reference_models
-
-    monkeypatch.setitem(reference_models.REFERENCES, "domain_testing.ratio",
+    monkeypatch.setitem(domain_catalog.pack("domain-pack").trusted.references, "domain_testing.ratio",
                         lambda a, b: {"q": a // max(b, 1), "r": float("inf") if b <= 1 else a / b})
     bad = _checks(domain_catalog, "divides-by-zero")["reference range"]
     assert not bad.ok and "r = inf is not finite" in bad.detail and "divides by zero" not in bad.detail

@@ -187,27 +187,12 @@ def test_one_character_spec_change_changes_the_hashes(pack_copy):
     assert after.content_hash != h_pack
 
 
-def test_reference_code_change_changes_the_hash(pack_copy, tiny_registry, tmp_path, monkeypatch):
-    import importlib.util
-    import sys
-
-    import reference_models
-
-    # a private copy of the reference module, edited on disk between two loads
-    src = tmp_path / "tiny_copy.py"
-    src.write_text(Path(tiny_registry.__file__).read_text())
-
-    def register():
-        spec = importlib.util.spec_from_file_location("reference_models.tiny_testing", src)
-        mod = importlib.util.module_from_spec(spec)
-        monkeypatch.setitem(sys.modules, "reference_models.tiny_testing", mod)
-        spec.loader.exec_module(mod)
-        for key, fn in mod.REFERENCES.items():
-            monkeypatch.setitem(reference_models.REFERENCES, key, fn)
-
-    register()
+def test_reference_code_change_changes_the_hash(pack_copy):
+    # the pack's own trusted code, edited on disk between two loads
+    src = pack_copy / "_trusted" / "__init__.py"
     before = {q.id: q.content_hash for q in load_pack(pack_copy).problems}
     src.write_text(src.read_text().replace('return {"y": 2 * x, "half": x / 2}', 'return {"y": 2 * x, "half": x / 2.0}', 1))
-    register()
-    after = {q.id: q.content_hash for q in load_pack(pack_copy).problems}
+    reloaded = load_pack(pack_copy)
+    after = {q.id: q.content_hash for q in reloaded.problems}
+    assert reloaded.trusted.references["tiny_testing.double"](3)["half"] == 1.5
     assert after["sound"] != before["sound"]

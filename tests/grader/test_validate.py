@@ -31,14 +31,14 @@ def test_validate_reports_broken_reference_and_surviving_variant(tiny_catalog, h
     assert [v.name for v in survivor] == ["same_answer"] and survivor[0].verdict == "pass"
 
 
-def test_static_checks_catch_spec_gaps_and_signature_mismatch(pack_copy, tiny_registry, monkeypatch):
-    import reference_models
+def test_static_checks_catch_spec_gaps_and_signature_mismatch(pack_copy, monkeypatch):
     from grader.packs.problems import load_pack
 
     spec = pack_copy / "sound" / "spec.md"
     spec.write_text("Double it. Return y (an integer).\n")
-    monkeypatch.setitem(reference_models.REFERENCES, "tiny_testing.double", lambda value: {"y": 2 * value, "half": value / 2})
-    (report,) = validate([p for p in load_pack(pack_copy).problems if p.id == "sound"], None)
+    pack = load_pack(pack_copy)
+    monkeypatch.setitem(pack.trusted.references, "tiny_testing.double", lambda value: {"y": 2 * value, "half": value / 2})
+    (report,) = validate([p for p in pack.problems if p.id == "sound"], None)
     checks = {c.name: c for c in report.checks}
     assert not checks["spec coverage"].ok and "half" in checks["spec coverage"].detail and "x" in checks["spec coverage"].detail
     assert not checks["signature"].ok and "(value)" in checks["signature"].detail

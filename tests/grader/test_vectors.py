@@ -52,19 +52,18 @@ def test_damaged_cache_entry_is_recomputed(tiny_catalog, tmp_path, monkeypatch):
     assert vectors.load(p).hidden == vs.hidden
 
 
-def test_reference_errors_name_the_vector(tiny_catalog, tiny_registry, monkeypatch):
-    import reference_models
-
+def test_reference_errors_name_the_vector(tiny_catalog, monkeypatch):
     p = tiny_catalog.find("tiny-pack/sound")
-    monkeypatch.setitem(reference_models.REFERENCES, "tiny_testing.double", lambda x: {"y": 1 / 0})
+    refs = p.trusted.references
+    monkeypatch.setitem(refs, "tiny_testing.double", lambda x: {"y": 1 / 0})
     with pytest.raises(ReferenceError_, match="hidden vector h00: reference tiny_testing.double raised ZeroDivisionError"):
         vectors.generate(p, "hidden")
-    monkeypatch.setitem(reference_models.REFERENCES, "tiny_testing.double", lambda x: {"y": 2 * x})
+    monkeypatch.setitem(refs, "tiny_testing.double", lambda x: {"y": 2 * x})
     with pytest.raises(ReferenceError_, match="declares"):
         vectors.generate(p, "hidden")
-    monkeypatch.setitem(reference_models.REFERENCES, "tiny_testing.double", lambda x: {"y": 2.0 * x, "half": 0.0})
+    monkeypatch.setitem(refs, "tiny_testing.double", lambda x: {"y": 2.0 * x, "half": 0.0})
     with pytest.raises(ReferenceError_, match="output 'y' expected an integer"):
         vectors.generate(p, "hidden")
-    monkeypatch.setitem(reference_models.REFERENCES, "tiny_testing.double", lambda x: {"y": 2, "half": float("nan")})
+    monkeypatch.setitem(refs, "tiny_testing.double", lambda x: {"y": 2, "half": float("nan")})
     with pytest.raises(ReferenceError_, match="non-finite"):
         vectors.generate(p, "hidden")

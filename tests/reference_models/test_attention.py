@@ -9,7 +9,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from reference_models import attention as at
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+at = _TRUSTED.submodule("attention")
 
 N_RANDOM = 300
 

@@ -10,7 +10,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from reference_models import cycles as cy
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+cy = _TRUSTED.submodule("cycles")
 
 N_RANDOM = 300
 DIMS = cy.CONV_DIMS

@@ -22,9 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tracesim import simulate  # noqa: E402
 
-from reference_models import GENERATORS, REFERENCES  # noqa: E402
-from reference_models import energy as E  # noqa: E402
-from reference_models.loopnest import analyze  # noqa: E402
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
+E = _TRUSTED.submodule("energy")
+_m_loopnest = _TRUSTED.submodule("loopnest")
+analyze = _m_loopnest.analyze
 
 N_CASES = 300
 TENSORS = ("I", "W", "O")

@@ -18,8 +18,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tracesim import simulate  # noqa: E402
 
-from reference_models import GENERATORS, REFERENCES  # noqa: E402
-from reference_models.loopnest import analyze, gemm_two_level_traffic, tile_footprint  # noqa: E402
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
+_m_loopnest = _TRUSTED.submodule("loopnest")
+analyze = _m_loopnest.analyze
+gemm_two_level_traffic = _m_loopnest.gemm_two_level_traffic
+tile_footprint = _m_loopnest.tile_footprint
 
 N_CASES = 300
 

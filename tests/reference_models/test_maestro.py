@@ -15,8 +15,11 @@ import random
 import numpy as np
 import pytest
 
-from reference_models import GENERATORS, REFERENCES
-from reference_models import maestro as MA
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
+MA = _TRUSTED.submodule("maestro")
 
 N_CASES = 300
 

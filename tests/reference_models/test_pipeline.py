@@ -8,7 +8,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from reference_models import pipeline as pl
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+pl = _TRUSTED.submodule("pipeline")
 
 N_RANDOM = 300
 

@@ -13,7 +13,11 @@ import copy
 import numpy as np
 import pytest
 
-from reference_models.pm_flash import flash_inputs, tiled_causal_attention
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-model")
+_m_pm_flash = _TRUSTED.submodule("pm_flash")
+flash_inputs = _m_pm_flash.flash_inputs
+tiled_causal_attention = _m_pm_flash.tiled_causal_attention
 
 OUT_KEYS = {"q_read_bytes", "k_read_bytes", "v_read_bytes", "o_write_bytes", "score_blocks", "macs",
             "masked_scores", "exponentials", "sram_bytes", "fits"}

@@ -15,7 +15,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference_models import GENERATORS, REFERENCES, pm_fused
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-model")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
+pm_fused = _TRUSTED.submodule("pm_fused")
 
 REF = REFERENCES["pm_fused.fused_layer_tiles"]
 GEN = GENERATORS["pm_fused.fused_layer_tiles"]

@@ -19,7 +19,11 @@ import itertools
 import numpy as np
 import pytest
 
-from reference_models import GENERATORS, REFERENCES, pm_pipeline
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-model")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
+pm_pipeline = _TRUSTED.submodule("pm_pipeline")
 
 N_CASES = 300
 DIMS = {"conv": ("N", "K", "C", "P", "Q", "R", "S"), "depthwise": ("N", "C", "P", "Q", "R", "S"),

@@ -19,7 +19,11 @@ import itertools
 import numpy as np
 import pytest
 
-from reference_models import GENERATORS, REFERENCES, pm_core, pm_shapes
+from reference_models import pm_core, pm_shapes  # noqa: E402
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-model")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
 
 REF = REFERENCES["pm_search.best_tiling_search"]
 GEN = GENERATORS["pm_search.best_tiling_search"]

@@ -24,7 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pm_tracesim import Sim, requirement, simulate  # noqa: E402
 
-from reference_models import GENERATORS, REFERENCES  # noqa: E402
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-model")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
 
 N_CASES = 300
 TENSORS = ("I", "W", "O")

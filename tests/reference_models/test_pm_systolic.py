@@ -16,8 +16,13 @@ import json
 import numpy as np
 import pytest
 
-from reference_models import GENERATORS, REFERENCES, pm_shapes
-from reference_models.pm_systolic import MIN_REAL_MACS
+from reference_models import pm_shapes  # noqa: E402
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-model")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
+_m_pm_systolic = _TRUSTED.submodule("pm_systolic")
+MIN_REAL_MACS = _m_pm_systolic.MIN_REAL_MACS
 
 KEY = "pm_systolic.systolic_ws_timeline"
 REF = REFERENCES[KEY]

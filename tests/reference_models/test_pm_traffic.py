@@ -18,7 +18,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pm_tracesim import simulate  # noqa: E402
 
-from reference_models import GENERATORS, REFERENCES, pm_core  # noqa: E402
+from reference_models import pm_core  # noqa: E402
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-model")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
 
 N_CASES = 300
 

@@ -10,7 +10,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from reference_models import roofline as rl
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+rl = _TRUSTED.submodule("roofline")
 
 N_RANDOM = 300
 

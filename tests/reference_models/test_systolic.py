@@ -18,8 +18,11 @@ import random
 import numpy as np
 import pytest
 
-from reference_models import GENERATORS, REFERENCES
-from reference_models import systolic as S
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+GENERATORS = _TRUSTED.generators
+REFERENCES = _TRUSTED.references
+S = _TRUSTED.submodule("systolic")
 
 N_CASES = 300
 

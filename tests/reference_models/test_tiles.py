@@ -11,7 +11,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from reference_models import tiles as tl
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+tl = _TRUSTED.submodule("tiles")
 
 N_RANDOM = 300
 MAX_POINTS = 400_000

@@ -10,7 +10,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from reference_models import workload as wl
+from support import trusted  # noqa: E402
+_TRUSTED = trusted("perf-core")
+wl = _TRUSTED.submodule("workload")
 
 N_RANDOM = 300
 

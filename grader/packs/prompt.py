@@ -47,7 +47,7 @@ def example_lines(problem: Problem, visible: Sequence[Vector]) -> list[str]:
     return lines
 
 
-def _domain_lines(problem: Problem) -> list[str]:
+def domain_lines(problem: Problem) -> list[str]:
     """The "Inputs satisfy" section: every [[domain]] rule, its sentence and its expression."""
     rules = problem.data.domain
     if not rules:
@@ -77,7 +77,7 @@ def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
     for f in problem.data.outputs:
         unit = f.unit or "-"
         lines.append(f"| `{f.name}` | {f.parsed.describe()} | {unit} | {f.comparison()} |")
-    lines += _domain_lines(problem)
+    lines += domain_lines(problem)
     lines += example_lines(problem, visible)
     lines += ["## Answer format", "", _INSTRUCTIONS.format(entry=sig.entry_point, limits=limits_sentence(problem))]
     return "\n".join(lines).rstrip() + "\n"

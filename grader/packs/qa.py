@@ -14,8 +14,8 @@ Every problem with a ``[qa]`` table yields items without per-problem code:
 
 Items are deterministic in the Q&A seed, the choice seed (``[qa] choice_seed``, default: the
 problem id), the reference and the count: editing an unrelated file of the problem never
-reshuffles them. The prompt shows the spec, the pack's preamble and the visible examples,
-exactly as in code mode, then the instance and the answer format.
+reshuffles them. The prompt shows the spec, the pack's preamble, the input domain ("Inputs
+satisfy") and the visible examples, exactly as in code mode, then the instance and the answer format.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .problems import ChoiceSpec, FieldSpec, Problem
-from .prompt import call_text, example_lines
+from .prompt import call_text, domain_lines, example_lines
 from .vectors import Vector, generate, hidden_inputs
 
-QA_PROMPT_VERSION = 1
+QA_PROMPT_VERSION = 2  # 2: the "Inputs satisfy" section, as in code prompts
 LETTERS = "ABCD"
 MAX_OPTIONS = len(LETTERS)
 ANSWER_FIELD = FieldSpec(name="answer", type="enum", choices=list(LETTERS), description="the letter of the option")
@@ -165,6 +165,7 @@ def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) 
                   "| key | type | unit | how it is compared |", "|---|---|---|---|"]
         for f in item.fields:
             lines.append(f"| `{f.name}` | {f.parsed.describe()} | {f.unit or '-'} | {f.comparison()} |")
+    lines += domain_lines(problem)
     lines += example_lines(problem, visible)
     lines += ["## The instance", "", "```python", call_text(problem, item.args), "```", ""]
     if item.kind == "value":

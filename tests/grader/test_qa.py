@@ -150,6 +150,19 @@ def test_the_prompt_states_the_question_and_the_answer_format(catalog):
     assert "Which dataflow has the lowest latency?" in text and "- A: " in text and '{"answer": "<letter>"}' in text
 
 
+
+@pytest.mark.parametrize("pid", ["perf-core/f13-dataflow-latency", "perf-model/f4-gemm-dram-traffic"])
+def test_qa_prompts_carry_the_inputs_satisfy_section_exactly_as_code_prompts(catalog, pid):
+    from grader.packs.prompt import domain_lines, render_prompt
+
+    p, vs = _problem(catalog, pid)
+    section = "\n".join(domain_lines(p))
+    assert p.data.domain and "## Inputs satisfy" in section
+    assert section in render_prompt(p, vs.visible)
+    for item in qa_items(p, vs.hidden, 1):  # a value item and each kind of choice item
+        text = render_qa_prompt(p, item, vs.visible)
+        assert section in text and text.index("## Inputs satisfy") < text.index("## The instance")
+
 # ------------------------------------------------------------------------------------------
 # eval --mode qa over real HTTP (no sandbox: no code runs)
 # ------------------------------------------------------------------------------------------

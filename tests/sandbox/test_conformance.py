@@ -278,13 +278,15 @@ def f(a, b):
         "opt": sorted(os.listdir("/opt")), "harness": sorted(os.listdir("/opt/harness")),
         "git_dirs": [d for d in ("/.git", "/opt/.git", "/opt/harness/.git") if os.path.exists(d)],
         "uid_of_harness": os.stat("/opt/harness/pg_harness.py").st_uid,
+        "pack_files": sorted(os.path.join(r, n) for r, ds, fs in os.walk("/") if not r.startswith(("/proc", "/sys"))
+                             for n in ds + fs if n in ("_trusted", "_kit", "pack.toml", "problem.toml", "pm_core.py")),
     }
 """
     r = sandbox.run(job(src, 1), FAST)
     assert r.completed, r.stop
     v = r.cases[0].value
     assert v == {"tools": [], "modules": [], "numpy": True, "opt": ["harness"], "harness": ["pg_harness.py"],
-                 "git_dirs": [], "uid_of_harness": 0}
+                 "git_dirs": [], "uid_of_harness": 0, "pack_files": []}  # no pack's trusted code, no problem file
 
 
 def test_the_only_writable_places_are_the_ones_wiped_between_samples(sandbox):

@@ -140,6 +140,17 @@ class Cgroup:
                     _read_int(d + "/memory.peak"), _read_int(d + "/memory.max"))
         return None
 
+    def usage(self):
+        """(usage, limit) of the container's memory now, or None without a memory cgroup."""
+        if self.mem_v1:
+            d = self.mem_v1
+            limits = [v for v in (_read_int(d + "/memory.limit_in_bytes"),
+                                  _read_int(d + "/memory.memsw.limit_in_bytes")) if v is not None and v < 1 << 60]
+            return _read_int(d + "/memory.usage_in_bytes"), min(limits) if limits else None
+        if self.mem_v2:
+            return _read_int(self.mem_v2 + "/memory.current"), _read_int(self.mem_v2 + "/memory.max")
+        return None
+
     def memory_evidence(self, before, after):
         """Why the kernel's records say the memory limit was reached in between, or None."""
         if before is None or after is None:
@@ -687,59 +698,113 @@ def _clean_between_jobs(ipc):
 
 
 SYNC_WAIT_S = 30.0
+HOST_LINE_CAP = 256  # the host's lines are short: a longer one is dropped unread
+HOST_BUFFER_CAP = 1 << 16
 
 
 class HostLink:
-    """Sync points with the host, which reads the container's cgroup while it still exists.
+    """What the host sends on stdin after the request: sync answers and clock ticks.
 
     At each sync point the supervisor writes ``{"t": "sync", "n": n}`` (n = jobs finished so
-    far) and waits until the host answers ``<token>:<n>`` on stdin. The token came with the
-    request, which the supervisor read before any candidate ran, so a candidate that writes to
-    the container's stdin (``/proc/1/fd/0``) cannot forge an answer; lines that are not the
-    expected answer are ignored. Without a token (a local run) there are no sync points.
+    far) and waits until the host answers ``<token>:<n>``; the host reads the container's cgroup
+    in between, while it still exists. Under gVisor the host also sends a tick every few
+    milliseconds, ``<token>:t:<cpu_ns>:<mem_usage>:<mem_limit>:<wait_ns>``: the container's CPU
+    time, memory use and the time its threads waited for a CPU, as the host kernel counts them
+    (the Sentry's own clock counts time the host took its threads away, so it depends on the
+    host's load, and gVisor has no schedstat; see ``JobRunner``). Without a token (a local run) there are neither.
+
+    Only the host writes to stdin (the worker runs under another uid and cannot open the
+    supervisor's or init's descriptors), and every line is checked anyway: it must carry the
+    token, which came with the request, and fit in ``HOST_LINE_CAP`` bytes; anything else is
+    dropped. Reading never blocks.
     """
 
     def __init__(self, token, leftover):
-        self.token = token if isinstance(token, str) and token else None
-        self.buf = bytearray(leftover)
+        self.token = token.encode() if isinstance(token, str) and token else None
+        self.buf = bytearray()
+        self.answered = set()
+        self.clock = None  # (cpu_ns, mem_usage, mem_limit) of the latest tick
+        self.ticks = 0
+        self.open = self.token is not None
+        if self.open:
+            self._feed(leftover)
+
+    @property
+    def host_clock(self):
+        return self.clock is not None
+
+    def _line(self, line):
+        if len(line) > HOST_LINE_CAP or not line.startswith(self.token + b":"):
+            return
+        parts = line[len(self.token) + 1:].split(b":")
+        if len(parts) == 1 and parts[0].isdigit() and len(parts[0]) < 10:
+            self.answered.add(int(parts[0]))
+        elif len(parts) == 5 and parts[0] == b"t" and all(p.isdigit() and len(p) < 20 for p in parts[1:]):
+            self.clock = (int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4]))
+            self.ticks += 1
+
+    def _feed(self, data):
+        self.buf += data
+        while True:
+            nl = self.buf.find(b"\n")
+            if nl < 0:
+                break
+            line = bytes(self.buf[:nl])
+            del self.buf[: nl + 1]
+            self._line(line)
+        if len(self.buf) > HOST_LINE_CAP:  # no newline in sight: not a host line
+            del self.buf[:]
+
+    def poll(self):
+        """Read whatever the host sent (never blocks). False once stdin is closed."""
+        if not self.open:
+            return False
+        for _ in range(64):  # bounded: a flood cannot keep the supervisor here
+            try:
+                ready, _, _ = select.select([0], [], [], 0)
+            except InterruptedError:
+                continue
+            if not ready:
+                return True
+            try:
+                data = os.read(0, HOST_BUFFER_CAP)
+            except (BlockingIOError, InterruptedError):
+                return True
+            except OSError:
+                data = b""
+            if not data:
+                self.open = False
+                return False
+            self._feed(data)
+        return True
+
+    def cpu_seconds(self):
+        return self.clock[0] / 1e9
+
+    def memory(self):
+        """(usage, limit) at the latest tick."""
+        return self.clock[1], self.clock[2]
+
+    def run_delay(self):
+        """Seconds the container's threads waited for a CPU on the host, at the latest tick."""
+        return self.clock[3] / 1e9
 
     def sync(self, channel, n):
         if self.token is None:
             return
         channel.emit({"t": "sync", "n": n})
-        want = f"{self.token}:{n}".encode()
         deadline = time.monotonic() + SYNC_WAIT_S
-        while True:
-            while True:
-                nl = self.buf.find(b"\n")
-                if nl < 0:
-                    break
-                line = bytes(self.buf[:nl])
-                del self.buf[: nl + 1]
-                if line == want:
-                    return
-            if len(self.buf) > 4096:  # junk without a newline: keep only what could end a line
-                del self.buf[: len(self.buf) - 256]
+        while n not in self.answered:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or not self.open:
                 self.token = None  # the host is gone; the backstop ends the container
+                self.open = False
                 return
             try:
-                ready, _, _ = select.select([0], [], [], remaining)
+                select.select([0], [], [], min(remaining, 1.0))
             except InterruptedError:
-                continue
-            if not ready:
-                continue
-            try:
-                data = os.read(0, 65536)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError:
-                data = b""
-            if not data:
-                self.token = None
-                return
-            self.buf += data
+                pass
+            self.poll()
 
 
 HARNESS_PATH = os.path.abspath(__file__)
@@ -767,12 +832,53 @@ def _exec_worker(job_r, res_w, out_w):
 
 
 class JobRunner:
-    def __init__(self, channel, cgroup, limits, wake_r, fresh=False):
+    """Runs one job at a time in a worker and reports it on the channel.
+
+    **Clocks.** A phase's CPU time is the container's CPU time as the kernel counts it in the
+    container's cgroup: read inside the container under runc, relayed by the host's ticks under
+    gVisor (there the Sentry's own clock counts the time the host took its threads away, so a
+    budget on it would run out sooner on a busy host). Without either, the worker's own.
+
+    **Memory comes first.** When a time budget runs out while the container's memory use is at
+    its limit (the kernel is reclaiming for it, or about to kill it), the job stopped for memory:
+    the use is read at that moment, before the worker is killed. So is it when the kernel's
+    records (an OOM kill, the limit reached) changed during the job, whatever stopped it.
+    """
+
+    def __init__(self, channel, cgroup, limits, wake_r, fresh=False, link=None):
         self.channel = channel
         self.cgroup = cgroup
         self.limits = limits
         self.wake_r = wake_r
         self.fresh = fresh  # exec a fresh interpreter per worker (batch mode)
+        self.link = link
+
+    def cpu_now(self, pid):
+        if self.link is not None and self.link.host_clock:
+            return self.link.cpu_seconds()
+        return self.cgroup.cpu_seconds(pid)
+
+    def waited(self, pid):
+        """Seconds spent waiting for a CPU so far (the worker's, or the container's on the host)."""
+        if self.link is not None and self.link.host_clock:
+            return self.link.run_delay()
+        return _run_delay(pid)
+
+    def memory_at_limit(self):
+        """Why the container's memory use is at its limit right now, or None."""
+        if self.link is not None and self.link.host_clock:
+            self.link.poll()
+            usage, limit = self.link.memory()
+            source = "as the host read it"
+        else:
+            got = self.cgroup.usage()
+            if got is None:
+                return None
+            usage, limit = got
+            source = "in the container's cgroup"
+        if usage is None or not limit or usage < limit - Cgroup.MARGIN:
+            return None
+        return f"its memory use was at the {limit >> 20} MiB limit ({source})"
 
     def _accept(self, line, phase, cases, index, jid, cpu_s, wall_s):
         """Forward one worker record to the channel and return its ``ok`` flag.
@@ -815,7 +921,7 @@ class JobRunner:
         out_r, out_w = os.pipe()
         mem_before = self.cgroup.memory()
         job_t0 = time.monotonic()
-        cpu_job0 = self.cgroup.cpu_seconds(0)
+        cpu_job0 = self.cpu_now(0)
         if self.fresh:
             job_r, job_w = os.pipe()
         pid = os.fork()
@@ -853,8 +959,8 @@ class JobRunner:
         phase = "load"
         index = 0  # next case index
         t0 = time.monotonic()
-        cpu0 = self.cgroup.cpu_seconds(pid)
-        delay0 = _run_delay(pid)
+        cpu0 = self.cpu_now(pid)
+        delay0 = self.waited(pid)
         cpu_budget = lim["load_cpu_s"]
         wall_budget = lim["load_wall_s"]
         stop = None  # (reason, detail)
@@ -862,6 +968,7 @@ class JobRunner:
         rusage = None
         res_open = out_open = True
         killed_by_us = False
+        mem_at_stop = None  # the memory use was at the limit when a time budget ran out
 
         def kill_worker():
             for target in (-pid, pid):
@@ -871,7 +978,7 @@ class JobRunner:
                     pass
 
         def now_cpu():
-            return self.cgroup.cpu_seconds(pid)
+            return self.cpu_now(pid)
 
         while True:
             now = time.monotonic()
@@ -883,12 +990,13 @@ class JobRunner:
                         kill_worker()
                 elif cpu_used >= cpu_budget:
                     stop = ("cpu_time", f"used {cpu_used:.2f}s of CPU, limit {cpu_budget:g}s")
-                elif now - t0 >= wall_budget and (now - t0) - (_run_delay(pid) - delay0) >= wall_budget:
-                    waited = _run_delay(pid) - delay0
+                elif now - t0 >= wall_budget and (now - t0) - (self.waited(pid) - delay0) >= wall_budget:
+                    waited = self.waited(pid) - delay0
                     stop = ("wall_time", f"ran {now - t0:.2f}s of wall time"
                             + (f" ({waited:.2f}s of it waiting for a CPU, not counted)" if waited >= 0.01 else "")
                             + f", limit {wall_budget:g}s")
                 if stop is not None:
+                    mem_at_stop = self.memory_at_limit()
                     killed_by_us = True
                     kill_worker()
             if exited is not None:
@@ -900,6 +1008,8 @@ class JobRunner:
             else:
                 timeout = max(0.002, min(cpu_budget - cpu_used, wall_budget - (now - t0)))
             fds = [self.wake_r]
+            if self.link is not None and self.link.open:
+                fds.append(0)
             if res_open:
                 fds.append(res_r)
             if out_open:
@@ -913,6 +1023,8 @@ class JobRunner:
                     os.read(self.wake_r, 4096)
                 except (BlockingIOError, InterruptedError):
                     pass
+            if 0 in ready:
+                self.link.poll()
             if out_open and (out_r in ready or exited is not None):
                 while True:
                     try:
@@ -964,7 +1076,7 @@ class JobRunner:
                         index += 1
                         if index >= len(cases):
                             phase = "done"
-                    t0, cpu0, delay0 = now, cpu_now, _run_delay(pid)  # the next phase starts now
+                    t0, cpu0, delay0 = now, cpu_now, self.waited(pid)  # the next phase starts now
                     cpu_budget = lim["case_cpu_s"]
                     wall_budget = lim["case_wall_s"]
             if exited is None:
@@ -1010,6 +1122,8 @@ class JobRunner:
                 stop = ("exit", f"process exited with code {code} before finishing")
         elif stop is not None and stop[0] in ("cpu_time", "wall_time") and mem_why is not None:
             stop = ("memory", f"{mem_why}; then {stop[1]}")
+        elif stop is not None and stop[0] in ("cpu_time", "wall_time") and mem_at_stop is not None:
+            stop = ("memory", f"{mem_at_stop} when it {stop[1]}")
 
         if stop is not None:
             emit({
@@ -1025,7 +1139,8 @@ class JobRunner:
             "t": "job_end", "job": jid,
             "output_bytes": tap.total, "output_head": head, "output_tail": tail,
             "max_rss_kb": int(rusage.ru_maxrss) if rusage is not None else None,
-            "cpu_s": round(self.cgroup.cpu_seconds(pid) - cpu_job0 if self.cgroup.cpu_v1 or self.cgroup.cpu_v2
+            "cpu_s": round(self.cpu_now(pid) - cpu_job0
+                           if self.cgroup.cpu_v1 or self.cgroup.cpu_v2 or (self.link is not None and self.link.host_clock)
                            else (rusage.ru_utime + rusage.ru_stime if rusage is not None else 0.0), 6),
             "wall_s": round(time.monotonic() - job_t0, 6),
         })
@@ -1103,7 +1218,7 @@ def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
     ipc = IpcCleaner() if IN_SANDBOX and len(jobs) > 1 else None
-    runner = JobRunner(channel, Cgroup(), limits, wake_r, fresh=len(jobs) > 1)
+    runner = JobRunner(channel, Cgroup(), limits, wake_r, fresh=len(jobs) > 1, link=link)
     link.sync(channel, 0)  # the host takes its baseline of the kernel's records
     for n, job in enumerate(jobs):
         runner.run(job)

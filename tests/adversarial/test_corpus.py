@@ -36,11 +36,6 @@ RUNSC_EXPECT = {
     # Sentry counts a task's time in it as CPU time, so the budget runs out first, at about
     # 170 MB of 256: a timeout (memory_limit on a faster host).
     "deep-recursion-raised-limit": frozenset({"timeout", "memory_limit"}),
-    # The same cost in a plain bomb: every fresh page of its 32 MB blocks is a fault the Sentry
-    # serves on its own threads, counted as the task's CPU time, and on a busy host that time
-    # grows with the load. The budget can run out before the memory reaches the limit, and then
-    # the kernel has recorded nothing (tests/faults/test_memory_under_load.py says the same).
-    "memory-bomb": frozenset({"memory_limit", "timeout"}),
 }
 
 

@@ -43,6 +43,12 @@ from .errors import ImageMissing, InfrastructureError
 from .models import ContainerInfo, ExecResult, Job, Limits, StopInfo
 from .runtimes import extra_ulimits, host_pids_limit, is_gvisor, normalize_runtime
 
+# The container starts as root with these capabilities only (and no-new-privileges): the
+# supervisor needs them to start each worker under uid 65534 (SETUID, SETGID) and to kill every
+# process of that uid between samples (KILL). A worker holds no capability at all.
+SUPERVISOR_CAPS = ["SETUID", "SETGID", "KILL"]
+SUPERVISOR_USER = "0:0"
+
 STDERR_KEEP = 8192
 STDERR_CAP = 1 << 20
 DRAIN_BYTES = 64 << 20
@@ -293,6 +299,7 @@ class Sandbox:
         return self.client.create_host_config(
             network_mode="none",
             cap_drop=["ALL"],
+            cap_add=SUPERVISOR_CAPS,
             security_opt=["no-new-privileges"],
             pids_limit=host_pids_limit(self.runtime, limits.pids),
             mem_limit=mem,
@@ -324,7 +331,7 @@ class Sandbox:
         try:
             created = self.client.create_container(
                 self.image,
-                user="65534:65534",
+                user=SUPERVISOR_USER,
                 stdin_open=True,  # with detach=False this also sets StdinOnce
                 detach=False,
                 tty=False,

@@ -797,7 +797,12 @@ def _as_worker(fn, deadline_s):
     read with a byte cap and a deadline; a child that overruns is killed.
     """
     r, w = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
     if pid == 0:  # pragma: no cover - helper
         try:
             os.close(r)

@@ -119,11 +119,13 @@ def memory_evidence(before: MemorySnapshot, after: MemorySnapshot, version: int)
 
 
 class HostCgroup:
-    """One container's memory cgroup, as the host sees it."""
+    """One container's memory cgroup (and its CPU accounting), as the host sees it."""
 
-    def __init__(self, path: str, version: int) -> None:
+    def __init__(self, path: str, version: int, cpu_path: str | None = None) -> None:
         self.path = path
         self.version = version
+        # v1: the cpuacct hierarchy's directory of the container; v2: the same directory
+        self.cpu_path = cpu_path if version == 1 else (cpu_path or path)
 
     def _f(self, name: str) -> str:
         return os.path.join(self.path, name)
@@ -149,6 +151,40 @@ class HostCgroup:
             limit=_min(_read_int(self._f("memory.limit_in_bytes")), _read_int(self._f("memory.memsw.limit_in_bytes"))),
         )
 
+    def usage(self) -> tuple[int, int] | None:
+        """(memory use now, limit) in bytes, or None when the cgroup is gone or has no limit."""
+        if self.version == 2:
+            used, limit = _read_int(self._f("memory.current")), _min(_read_int(self._f("memory.max")), None)
+        else:
+            used = _read_int(self._f("memory.usage_in_bytes"))
+            limit = _min(_read_int(self._f("memory.limit_in_bytes")), _read_int(self._f("memory.memsw.limit_in_bytes")))
+        if used is None or limit is None:
+            return None
+        return used, limit
+
+    def cpu_ns(self) -> int | None:
+        """CPU time of every process of the container, in nanoseconds, or None."""
+        if self.cpu_path is None:
+            return None
+        if self.version == 1:
+            return _read_int(os.path.join(self.cpu_path, "cpuacct.usage"))
+        keys = _read_keys(os.path.join(self.cpu_path, "cpu.stat"))
+        if not keys or "usage_usec" not in keys:
+            return None
+        return keys["usage_usec"] * 1000
+
+    def threads(self, cap: int = 4096) -> list[int]:
+        """Host thread ids of the container's processes (at most ``cap``)."""
+        if self.cpu_path is None:
+            return []
+        name = "tasks" if self.version == 1 else "cgroup.threads"
+        try:
+            with open(os.path.join(self.cpu_path, name), "rb") as f:
+                data = f.read(cap * 12)
+        except OSError:
+            return []
+        return [int(t) for t in data.split()[:cap] if t.isdigit()]
+
     def reset_peak(self) -> bool:
         """Reset the high-water mark to the current usage (needs write access: root). True if done.
 
@@ -168,6 +204,35 @@ class HostCgroup:
             return False
         finally:
             os.close(fd)
+
+
+class RunQueueWait:
+    """Time the container's host threads spent runnable but waiting for a CPU (nanoseconds).
+
+    The sum over the container's threads of the kernel's ``run_delay`` (``/proc/<tid>/schedstat``),
+    kept monotonic as threads come and go. Under gVisor there is no schedstat inside the
+    sandbox; this is the host's view of the same thing, for the wall budget (time spent waiting
+    for a CPU on a busy host is not held against a candidate).
+    """
+
+    def __init__(self) -> None:
+        self.total = 0
+        self._last: dict[int, int] = {}
+
+    def sample(self, cgroup: HostCgroup) -> int:
+        seen: dict[int, int] = {}
+        for tid in cgroup.threads():
+            try:
+                with open(f"/proc/{tid}/schedstat", "rb") as f:
+                    delay = int(f.read().split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            prev = self._last.get(tid, 0)
+            if delay > prev:
+                self.total += delay - prev
+            seen[tid] = delay
+        self._last = seen
+        return self.total
 
 
 def _min(a: int | None, b: int | None) -> int | None:
@@ -203,7 +268,7 @@ class CgroupLocator:
             return None
         for path in self._candidates(cid):
             if os.path.isfile(os.path.join(path, "memory.oom_control" if self.version == 1 else "memory.events")):
-                return HostCgroup(path, self.version)
+                return HostCgroup(path, self.version, self._cpu_dir(os.path.relpath(path, self.base)))
         if pid is None:
             return None
         try:
@@ -222,7 +287,17 @@ class CgroupLocator:
             tmpl = name.replace(cid, "{id}")
             if (parent, tmpl) not in self._learned:
                 self._learned.insert(0, (parent, tmpl))
-        return HostCgroup(path, self.version)
+        return HostCgroup(path, self.version, self._cpu_dir(rel.lstrip("/")))
+
+    def _cpu_dir(self, rel: str) -> str | None:
+        """The container's CPU accounting directory (v1: the cpuacct hierarchy, same layout)."""
+        if self.version == 2:
+            return os.path.join(self.base, rel)
+        for hierarchy in ("cpuacct", "cpu,cpuacct", "cpuacct,cpu"):
+            path = os.path.join(self.root, hierarchy, rel)
+            if os.path.isfile(os.path.join(path, "cpuacct.usage")):
+                return path
+        return None
 
 
 def _proc_cgroup(pid: int, version: int) -> str | None:
@@ -241,4 +316,4 @@ def _proc_cgroup(pid: int, version: int) -> str | None:
     return None
 
 
-__all__ = ["CgroupLocator", "HostCgroup", "MemorySnapshot", "cgroup_version", "memory_evidence"]
+__all__ = ["CgroupLocator", "HostCgroup", "MemorySnapshot", "RunQueueWait", "cgroup_version", "memory_evidence"]

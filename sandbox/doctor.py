@@ -6,6 +6,7 @@ reports what it can see and do from inside. Each failed check carries the fix.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,10 +16,10 @@ from .engine import connect
 from .errors import SandboxError
 from .models import Case, Job, Limits
 from .runner import Sandbox
-from .runtimes import is_gvisor, require_runtime
+from .runtimes import candidate_nproc, is_gvisor, require_runtime
 
 PROBE_SOURCE = r'''
-import errno, os, resource, socket
+import errno, os, resource, signal, socket
 
 def _read(path):
     try:
@@ -73,14 +74,40 @@ def probe():
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         facts["nnp_prctl"] = libc.prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS
-        buf = ctypes.create_string_buffer(4096)
-        n = libc.klogctl(3, buf, 4096)  # SYSLOG_ACTION_READ_ALL: gVisor answers with its own log
-        facts["kernel_log"] = buf.raw[:max(n, 0)].decode("utf-8", "replace")[:400] if n > 0 else ""
+        # system calls the seccomp filter refuses, each of which an unprivileged process may
+        # otherwise make under gVisor (and the first two under runc on a recent kernel)
+        blocked = {}
+        for name, call in (("syslog", lambda: libc.klogctl(10, None, 0)),
+                           ("unshare(CLONE_NEWUSER)", lambda: libc.unshare(0x10000000)),
+                           ("keyctl", lambda: libc.syscall(250, 0, 0, 0, 0, 0)),
+                           ("bpf", lambda: libc.syscall(321, 0, 0, 0))):
+            ctypes.set_errno(0)
+            rc = call()
+            blocked[name] = "allowed" if rc >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+        facts["seccomp_probe"] = blocked
     except Exception as exc:
         facts["nnp_prctl"] = None
-        facts["kernel_log"] = ""
+        facts["seccomp_probe"] = {"probe": f"failed: {exc}"}
     facts["kernel"] = os.uname().release
+    facts["kernel_version"] = _read("/proc/version") or ""
+    facts["supervisor_reached"] = _reach_supervisor()
     return facts
+
+def _reach_supervisor():
+    """What of the supervisor's (the parent's) and init's the worker could open, read or signal."""
+    reached = []
+    for pid in (1, os.getppid()):
+        for what, fn in (("stdin", lambda: os.close(os.open(f"/proc/{pid}/fd/0", os.O_WRONLY | os.O_NONBLOCK))),
+                         ("stdout", lambda: os.close(os.open(f"/proc/{pid}/fd/1", os.O_WRONLY | os.O_NONBLOCK))),
+                         ("memory", lambda: open(f"/proc/{pid}/mem", "rb").read(1)),
+                         ("limits", lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE, (3, 3))),
+                         ("signals", lambda: os.kill(pid, signal.SIGSTOP))):
+            try:
+                fn()
+                reached.append(f"{what} of pid {pid}")
+            except OSError:
+                pass
+    return reached
 '''
 
 BUSY_SOURCE = "def probe():\n    while True:\n        pass\n"
@@ -183,9 +210,10 @@ def evaluate_probe(facts: dict, limits: Limits, runtime: str | None = None) -> l
     gvisor = is_gvisor(runtime)
     out = []
     if gvisor:
-        log = facts.get("kernel_log") or ""
-        out.append(Check("gVisor", "gVisor" in log, f"kernel {facts.get('kernel')}; log: {log[:60]!r}",
-                         "the container did not run under gVisor: check the runtime's registration"))
+        host = os.uname()
+        own = facts.get("kernel") != host.release and host.version not in (facts.get("kernel_version") or "")
+        out.append(Check("gVisor", own, f"kernel {facts.get('kernel')} inside, {host.release} on the host",
+                         "the container ran on the host's kernel, not under gVisor: check the runtime's registration"))
     uid_ok = facts.get("uid") not in (0, None) and facts.get("euid") not in (0, None)
     out.append(Check("non-root", uid_ok, f"uid {facts.get('uid')}, euid {facts.get('euid')}",
                      "the image must end with `USER 65534:65534`; the sandbox passes user=65534 too"))
@@ -210,8 +238,8 @@ def evaluate_probe(facts: dict, limits: Limits, runtime: str | None = None) -> l
         mem = facts.get("memtotal")
         out.append(Check("memory cgroup", mem == want, f"MemTotal {mem} (want {want}: the container's limit)",
                          "the engine must support memory limits (cgroup memory controller)"))
-        out.append(Check("pids limit", facts.get("nproc") == limits.pids,
-                         f"RLIMIT_NPROC {facts.get('nproc')} (want {limits.pids})",
+        out.append(Check("pids limit", facts.get("nproc") == candidate_nproc(limits.pids),
+                         f"RLIMIT_NPROC {facts.get('nproc')} (want {candidate_nproc(limits.pids)})",
                          "the sandbox passes nproc under gVisor, where the Sentry enforces it per sandbox"))
     else:
         mem = facts.get("memory_limit")
@@ -228,4 +256,16 @@ def evaluate_probe(facts: dict, limits: Limits, runtime: str | None = None) -> l
                      "pass nofile/fsize/core ulimits when creating containers"))
     out.append(Check("init process", facts.get("pid1") in ("docker-init", "tini", "dumb-init"),
                      f"PID 1 is {facts.get('pid1')!r}", "create containers with init=True"))
+    probe = facts.get("seccomp_probe") or {}
+    refused = bool(probe) and all(v == "EPERM" for v in probe.values())
+    out.append(Check("seccomp", facts.get("Seccomp") == "2" and refused,
+                     f"filter mode {facts.get('Seccomp')}; " + ", ".join(f"{k}: {v}" for k, v in probe.items()),
+                     "the worker installs its seccomp filter from libseccomp: rebuild the image "
+                     "(`python -m grader sandbox build --force`)"))
+    reach = facts.get("supervisor_reached")
+    out.append(Check("supervisor out of reach", reach == [],
+                     "the worker reached: " + ", ".join(reach) if reach else
+                     ("the worker can neither open, read, signal nor limit the supervisor or init"
+                      if reach == [] else "not probed"),
+                     "the container must start as root with SETUID, SETGID and KILL only (the sandbox does)"))
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import select
 import socket
 import struct
 import threading
@@ -24,7 +25,7 @@ import docker
 import docker.errors
 from docker.types import LogConfig, Ulimit
 
-from .cgroups import CgroupLocator, HostCgroup, MemorySnapshot, memory_evidence
+from .cgroups import CgroupLocator, HostCgroup, MemorySnapshot, RunQueueWait, memory_evidence
 from .channel import ChannelAssembler
 from .engine import (
     API_ERRORS,
@@ -40,7 +41,13 @@ from .engine import (
 )
 from .errors import ImageMissing, InfrastructureError
 from .models import ContainerInfo, ExecResult, Job, Limits, StopInfo
-from .runtimes import extra_ulimits, host_pids_limit, normalize_runtime
+from .runtimes import extra_ulimits, host_pids_limit, is_gvisor, normalize_runtime
+
+# The container starts as root with these capabilities only (and no-new-privileges): the
+# supervisor needs them to start each worker under uid 65534 (SETUID, SETGID) and to kill every
+# process of that uid between samples (KILL). A worker holds no capability at all.
+SUPERVISOR_CAPS = ["SETUID", "SETGID", "KILL"]
+SUPERVISOR_USER = "0:0"
 
 STDERR_KEEP = 8192
 STDERR_CAP = 1 << 20
@@ -51,6 +58,9 @@ DRAIN_SECONDS = 10.0
 # output flood or a protocol violation stays what it is
 POST_MORTEM_EVENTS_S = 1.0
 MEMORY_UPGRADABLE = frozenset({"cpu_time", "wall_time", "signal", "harness"})
+# under gVisor the host relays the container's CPU time and memory use to the supervisor this
+# often (the Sentry's own CPU clock counts the time the host took its threads away)
+TICK_S = 0.02
 
 
 class _MemoryWatch:
@@ -58,6 +68,8 @@ class _MemoryWatch:
 
     def __init__(self, cgroup: HostCgroup | None) -> None:
         self.cgroup = cgroup
+        self.ticking = False  # relay the cgroup's CPU time and memory use to the supervisor (gVisor)
+        self.wait = RunQueueWait()
         self.base: MemorySnapshot | None = None
         self.evidence: dict[int, str] = {}  # job index -> why the kernel says memory ran out
 
@@ -89,12 +101,12 @@ class _Stream:
     stderr_tail: bytearray = field(default_factory=bytearray)
     eof: bool = False
 
-    def pump(self, deadline: float) -> bool:
-        """Read once (blocking until data or the deadline). False at EOF or deadline."""
+    def pump(self, deadline: float, wait: float = 5.0) -> bool:
+        """Read once (blocking until data, ``wait`` or the deadline). False at EOF or deadline."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return False
-        self.sock.settimeout(min(remaining, 5.0))
+        self.sock.settimeout(min(remaining, wait))
         try:
             data = self.sock.recv(1 << 16)
         except socket.timeout:
@@ -155,6 +167,37 @@ def _drain_and_close(sock: socket.socket) -> None:
                 pass
 
     threading.Thread(target=run, name="sandbox-drain", daemon=True).start()
+
+
+def _send_tick(watch: _MemoryWatch, sock: socket.socket, token: str, *, block: bool) -> None:
+    """Tell the supervisor the container's CPU time, memory use and run-queue wait as the host
+    kernel counts them (under gVisor, whose Sentry cannot see them).
+
+    Without ``block`` a tick is skipped when the stream cannot take it at once (the next one
+    carries the same news); a line is never left half written.
+    """
+    cgroup = watch.cgroup
+    assert cgroup is not None
+    cpu = cgroup.cpu_ns()
+    mem = cgroup.usage()
+    if cpu is None or mem is None:
+        return
+    wait = watch.wait.sample(cgroup)
+    data = f"{token}:t:{cpu}:{mem[0]}:{mem[1]}:{wait}\n".encode()
+    try:
+        if not block:
+            _, writable, _ = select.select([], [sock], [], 0)
+            if not writable:
+                return
+            sent = sock.send(data, socket.MSG_DONTWAIT)
+            data = data[sent:]
+        if data:
+            sock.sendall(data)
+    except (BlockingIOError, InterruptedError):
+        if not block:
+            return
+    except OSError:
+        pass  # the container is gone: the stream says the rest
 
 
 class Sandbox:
@@ -256,6 +299,7 @@ class Sandbox:
         return self.client.create_host_config(
             network_mode="none",
             cap_drop=["ALL"],
+            cap_add=SUPERVISOR_CAPS,
             security_opt=["no-new-privileges"],
             pids_limit=host_pids_limit(self.runtime, limits.pids),
             mem_limit=mem,
@@ -287,7 +331,7 @@ class Sandbox:
         try:
             created = self.client.create_container(
                 self.image,
-                user="65534:65534",
+                user=SUPERVISOR_USER,
                 stdin_open=True,  # with detach=False this also sets StdinOnce
                 detach=False,
                 tty=False,
@@ -345,14 +389,20 @@ class Sandbox:
             stream = _Stream(sock=sock)
             assembler = ChannelAssembler(jobs, key=key.encode())
             watch = _MemoryWatch(None)
+            watch.ticking = is_gvisor(self.runtime)
             host_stop: StopInfo | None = None
+            last_tick = 0.0
             try:
                 while not assembler.ended:
-                    alive = stream.pump(deadline)
+                    ticking = watch.ticking and watch.cgroup is not None
+                    alive = stream.pump(deadline, TICK_S if ticking else 5.0)
                     for line in stream.lines():
                         assembler.feed_line(line)
                         if assembler.pending_syncs:
                             self._answer_syncs(assembler, watch, cid, sock, token)
+                    if ticking and time.monotonic() - last_tick >= TICK_S:
+                        _send_tick(watch, sock, token, block=False)
+                        last_tick = time.monotonic()
                     if assembler.protocol_error is not None:
                         break
                     if stream.channel_bytes > channel_cap or len(stream.channel) > channel_cap:
@@ -423,6 +473,9 @@ class Sandbox:
             n = assembler.pending_syncs.pop(0)
             if n == 0:
                 watch.cgroup = self._host_cgroup(cid)
+                if watch.ticking and watch.cgroup is not None:
+                    # the first tick goes before the first answer: every job runs on the host's clock
+                    _send_tick(watch, sock, token, block=True)
             watch.mark(n - 1 if n > 0 else None)
             try:
                 sock.sendall(f"{token}:{n}\n".encode())

@@ -41,6 +41,9 @@ KNOWN_RUNTIMES = (DEFAULT_RUNTIME, GVISOR)
 # process of the candidate under the ptrace platform, measured with runsc 2022-12)
 RUNSC_HOST_PIDS_PER_PROCESS = 8
 RUNSC_HOST_PIDS_BASE = 128
+# processes of the container that are not the candidate's: the init process and the supervisor
+# (they run as root, so the worker uid's RLIMIT_NPROC does not count them)
+SUPERVISOR_PROCESSES = 2
 
 
 class RuntimeNotRegistered(SandboxError):
@@ -70,10 +73,15 @@ def host_pids_limit(runtime: str | None, pids: int) -> int:
     return pids
 
 
+def candidate_nproc(pids: int) -> int:
+    """The worker uid's RLIMIT_NPROC under gVisor: the container's pids less init and the supervisor."""
+    return max(1, pids - SUPERVISOR_PROCESSES)
+
+
 def extra_ulimits(runtime: str | None, pids: int) -> list[tuple[str, int]]:
     """Ulimits only one runtime needs: under gVisor, nproc is the candidate's process limit."""
     if is_gvisor(runtime):
-        return [("nproc", pids)]
+        return [("nproc", candidate_nproc(pids))]
     return []
 
 
@@ -112,6 +120,7 @@ __all__ = [
     "GVISOR",
     "KNOWN_RUNTIMES",
     "RuntimeNotRegistered",
+    "candidate_nproc",
     "extra_ulimits",
     "host_pids_limit",
     "is_gvisor",

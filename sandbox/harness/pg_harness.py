@@ -13,9 +13,15 @@ Two processes:
   sends raw results to the supervisor over a private pipe. The candidate's own stdout and stderr
   go to a separate pipe that the supervisor caps; they never reach the channel.
 
-The supervisor makes itself non-dumpable so the worker cannot ptrace it or open its file
-descriptors through /proc. Anything the worker sends is a claim about its own answers, which the
-host checks against values that never enter the container.
+In the sandbox the supervisor runs as root with three capabilities (SETUID, SETGID, KILL) and is
+non-dumpable; every worker is a fresh interpreter (fork + exec) running as uid 65534 with no
+capability, holding its own job and nothing else. So the worker cannot signal, ptrace, prlimit or
+read the supervisor or the init process, open their descriptors (the container's stdin and
+stdout, the channel) through /proc, or find the request, the channel key or the sync token in
+its own memory. Anything the worker sends is a claim about its own answers, which the host checks
+against values that never enter the container. Everything the supervisor reads from a worker is
+bounded before it is parsed, and scratch space is wiped without recursion by a short-lived
+process under the worker's uid once every worker process is dead.
 
 Request (stdin, one JSON object, ended by a newline or EOF)::
 
@@ -54,16 +60,39 @@ import select
 import signal
 import sys
 import time
+from itertools import accumulate
+from operator import sub
 
 PROTOCOL_VERSION = 1
 SCRATCH = os.environ.get("PG_SCRATCH", "/scratch")
 MAX_REQUEST_BYTES = 256 * 1024 * 1024
-MAX_WORKER_LINE = 8 * 1024 * 1024
+MAX_WORKER_LINE = 8 * 1024 * 1024  # a worker record is also capped at value_bytes + RECORD_SLACK
+RECORD_SLACK = 128 * 1024  # what a record holds besides the value: ids, an error's text and traceback
+RECORD_DEPTH_SLACK = 4  # nesting a record adds around a value (the record, an error object)
 OUTPUT_KEEP = 4096  # bytes of candidate output kept at each end
 TEXT_CAP = 2000  # characters kept of an exception message
 TRACEBACK_CAP = 6000
 EXIT_GRACE_S = 1.0  # time a worker gets to exit after its last answer
-IN_SANDBOX = os.environ.get("PG_SANDBOX") == "1"  # set by the image; never kill(-1) outside it
+# set by the image (the supervisor re-executes itself with no environment: see main); never
+# kill(-1) outside the sandbox
+IN_SANDBOX = os.environ.get("PG_SANDBOX") == "1" or sys.argv[1:2] == ["--supervisor"]
+# a worker's whole environment in the sandbox (the supervisor keeps none of its own)
+WORKER_ENV = {
+    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "LANG": "C.UTF-8",
+    "HOME": "/scratch",
+    "TMPDIR": "/scratch",
+    "PG_SANDBOX": "1",
+    "PG_SCRATCH": "/scratch",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+# in the sandbox the supervisor starts as root with three capabilities (SETUID, SETGID, KILL) and
+# every process that runs candidate code has this uid and gid and no capability at all
+WORKER_UID = WORKER_GID = 65534
+CLEAN_DEADLINE_S = 10.0  # scratch that takes longer to wipe retires the container
+CLEAN_BUDGET = 200_000  # entries (files, directories, links) the wipe removes at most
 
 DEFAULT_LIMITS = {
     "load_cpu_s": 10.0,
@@ -138,6 +167,17 @@ class Cgroup:
             ev = _read_keys(d + "/memory.events")
             return (ev.get("oom_kill", 0), ev.get("oom", 0), ev.get("max", 0),
                     _read_int(d + "/memory.peak"), _read_int(d + "/memory.max"))
+        return None
+
+    def usage(self):
+        """(usage, limit) of the container's memory now, or None without a memory cgroup."""
+        if self.mem_v1:
+            d = self.mem_v1
+            limits = [v for v in (_read_int(d + "/memory.limit_in_bytes"),
+                                  _read_int(d + "/memory.memsw.limit_in_bytes")) if v is not None and v < 1 << 60]
+            return _read_int(d + "/memory.usage_in_bytes"), min(limits) if limits else None
+        if self.mem_v2:
+            return _read_int(self.mem_v2 + "/memory.current"), _read_int(self.mem_v2 + "/memory.max")
         return None
 
     def memory_evidence(self, before, after):
@@ -217,6 +257,107 @@ def _set_dumpable(flag):
         libc.prctl(4, 1 if flag else 0, 0, 0, 0)  # PR_SET_DUMPABLE
     except Exception:
         pass
+
+
+def _become_worker():
+    """In a child of the supervisor: take the worker's uid and gid, and so lose every capability.
+
+    Outside the sandbox (a local run) the process keeps its identity.
+    """
+    if not IN_SANDBOX:
+        return
+    os.setgroups([])
+    os.setresgid(WORKER_GID, WORKER_GID, WORKER_GID)
+    os.setresuid(WORKER_UID, WORKER_UID, WORKER_UID)  # from root: permitted and effective sets cleared
+    if os.getresuid() != (WORKER_UID,) * 3 or os.getresgid() != (WORKER_GID,) * 3 or _capabilities() != 0:
+        raise PermissionError("the worker kept an identity or a capability of the supervisor")
+
+
+def _capabilities():
+    """The process's effective | permitted capability sets (0 when it holds none)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith((b"CapEff:", b"CapPrm:")) and int(line.split()[1], 16):
+                    return 1
+    except (OSError, ValueError, IndexError):
+        return 1
+    return 0
+
+
+# The system calls Docker's default seccomp profile refuses a process without capabilities
+# (docs.docker.com/engine/security/seccomp: "significant syscalls blocked by the default
+# profile"), plus the newer calls of the same families that profile leaves out by not listing
+# them. The worker installs this filter itself before it loads the candidate, so it holds under
+# every runtime: under runc it stacks on Docker's own profile; under gVisor, where Docker's
+# profile is not applied (runsc runs without --oci-seccomp), the Sentry enforces it.
+SECCOMP_DENY = (
+    "acct", "add_key", "bpf", "chroot", "clock_adjtime", "clock_settime", "create_module",
+    "delete_module", "fanotify_init", "finit_module", "fsconfig", "fsmount", "fsopen", "fspick",
+    "get_kernel_syms", "get_mempolicy", "init_module", "ioperm", "iopl", "kcmp", "kexec_file_load",
+    "kexec_load", "keyctl", "lookup_dcookie", "mbind", "mount", "mount_setattr", "move_mount",
+    "move_pages", "name_to_handle_at", "nfsservctl", "open_by_handle_at", "open_tree",
+    "perf_event_open", "pidfd_getfd", "pivot_root", "process_madvise", "process_vm_readv",
+    "process_vm_writev", "ptrace", "query_module", "quotactl", "quotactl_fd", "reboot",
+    "request_key", "set_mempolicy", "setns", "settimeofday", "stime", "swapoff", "swapon", "syslog",
+    "sysfs", "_sysctl", "umount", "umount2", "unshare", "uselib", "userfaultfd", "ustat", "vhangup",
+    "vm86", "vm86old",
+)
+# clone with a namespace flag is refused too (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER,
+# NEWPID, NEWNET: Docker's mask 0x7E020000); clone3, whose flags a filter cannot read, answers
+# ENOSYS as under Docker, so the C library falls back to clone
+CLONE_NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+_SCMP_ACT_ALLOW = 0x7FFF0000
+_SCMP_CMP_MASKED_EQ = 7
+
+
+def _scmp_errno(err):
+    return 0x00050000 | (err & 0xFFFF)
+
+
+def install_seccomp():
+    """Install the worker's seccomp filter (see SECCOMP_DENY). Raises OSError if it cannot."""
+    import ctypes
+    import errno
+
+    class ArgCmp(ctypes.Structure):
+        _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int),
+                    ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
+    except OSError as exc:
+        raise OSError(f"libseccomp is not in the image: {exc}") from None
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(ArgCmp)]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    ctx = lib.seccomp_init(_SCMP_ACT_ALLOW)
+    if not ctx:
+        raise OSError("seccomp_init failed")
+    try:
+        def rule(action, name, conds=()):
+            nr = lib.seccomp_syscall_resolve_name(name.encode())
+            if nr < 0:
+                return  # not a system call on this architecture
+            arr = (ArgCmp * max(1, len(conds)))(*conds)
+            rc = lib.seccomp_rule_add_array(ctx, action, nr, len(conds), arr)
+            if rc < 0:
+                raise OSError(-rc, f"seccomp rule for {name}: {os.strerror(-rc)}")
+
+        for name in SECCOMP_DENY:
+            rule(_scmp_errno(errno.EPERM), name)
+        for flag in CLONE_NAMESPACE_FLAGS:
+            rule(_scmp_errno(errno.EPERM), "clone", [ArgCmp(0, _SCMP_CMP_MASKED_EQ, flag, flag)])
+        rule(_scmp_errno(errno.ENOSYS), "clone3")
+        rc = lib.seccomp_load(ctx)
+        if rc < 0:
+            raise OSError(-rc, f"seccomp_load: {os.strerror(-rc)}")
+    finally:
+        lib.seccomp_release(ctx)
 
 
 # --------------------------------------------------------------------------------------------
@@ -351,6 +492,8 @@ def _worker(job, limits, res_w, out_w):
                                       errors="backslashreplace", line_buffering=True)
         if os.path.isdir(SCRATCH):
             os.chdir(SCRATCH)
+        if IN_SANDBOX:
+            install_seccomp()  # before a line of the candidate runs; no filter, no candidate
     except BaseException:
         os._exit(70)
 
@@ -466,10 +609,11 @@ def record_mac(key, rec):
 class Channel:
     """The channel to the host (the container's stdout).
 
-    Any process of the container's user can open it (``/proc/1/fd/1``), so the records that move
-    the stream from one job to the next (start, sync, retire, end) carry a MAC under a key that
-    came with the request. In batch mode no worker holds the key: each is a fresh interpreter
-    (exec), so a candidate can write records for its own job only, never start a batch mate's.
+    The worker runs under another uid and cannot open it (``/proc/1/fd/1`` belongs to root). As
+    a second wall, the records that move the stream from one job to the next (start, sync,
+    retire, end) carry a MAC under a key that came with the request, which no worker holds (each
+    is a fresh interpreter): a candidate that reached the channel could write records for its
+    own job only, never start a batch mate's.
     """
 
     def __init__(self, fd, key=None):
@@ -486,6 +630,8 @@ class Channel:
                 n = os.write(self.fd, view)
             except InterruptedError:
                 continue
+            except BrokenPipeError:
+                os._exit(3)  # the host is gone
             view = view[n:]
 
 
@@ -515,13 +661,45 @@ class OutputTap:
 
 
 def _kill_everything_else():
-    """SIGKILL every process this user may signal, except ourselves and init (sandbox only)."""
+    """SIGKILL every process but ourselves and init, until none is left (sandbox only).
+
+    Returns False when some process outlived every attempt (the container then cannot be trusted
+    to be clean). The supervisor holds CAP_KILL, so the worker's uid is no shelter.
+    """
     if not IN_SANDBOX:
-        return
+        return True
+    me = os.getpid()
+    for _ in range(100):
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        _reap_all()
+        if not [p for p in _live_pids() if p not in (1, me)]:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def _live_pids():
+    """Processes of the container that are not zombies (bounded by the pids limit)."""
+    out = []
     try:
-        os.kill(-1, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read(4096)
+            state = data[data.rindex(b")") + 2:data.rindex(b")") + 3]
+        except (OSError, ValueError):
+            continue  # gone already
+        if state not in (b"Z", b"X", b"x"):
+            out.append(int(name))
+    return out
 
 
 def _reap_all():
@@ -534,47 +712,145 @@ def _reap_all():
             return
 
 
-def _wipe_dir(path):
-    """Remove everything below path (best effort, fixes permissions a candidate may have changed)."""
-    if not os.path.isdir(path):
-        return
-    for root, dirs, files in os.walk(path, topdown=False):
-        for name in files:
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _wipe_tree(top, budget=CLEAN_BUDGET, deadline=None):
+    """Remove everything below ``top``; None when it is empty afterwards, else why not.
+
+    No recursion, a constant number of open descriptors however deep the tree, never a path
+    longer than one name: it walks down and up with ``openat`` (``..`` on the way up) and
+    removes with ``unlinkat``. It follows no symbolic link, opens nothing but directories
+    (``O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK``: a fifo or a device is never opened), makes every
+    directory it enters writable first (modes a candidate set are its own to change: this runs
+    under the worker's uid) and takes names as bytes, whatever they hold. A tree with more than
+    ``budget`` entries, or that takes past ``deadline``, is given up on (the caller retires the
+    container). Runs only once no process of the candidate is alive, so nothing moves meanwhile.
+    """
+    try:
+        fd = os.open(top, _DIR_FLAGS)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot open {top}: {exc.strerror}"
+    names = []  # the directories we are in, below top
+    ops = 0
+    try:
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                return f"wiping {top} took too long"
+            sub = None
             try:
-                os.unlink(os.path.join(root, name))
-            except OSError:
-                pass
-        for name in dirs:
-            full = os.path.join(root, name)
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        ops += 1
+                        if ops > budget:
+                            return f"more than {budget} entries under {top}"
+                        try:
+                            is_dir = entry.is_dir(follow_symlinks=False)
+                        except OSError:
+                            is_dir = False
+                        if is_dir:
+                            sub = os.fsencode(entry.name)
+                            break
+                        try:
+                            os.unlink(os.fsencode(entry.name), dir_fd=fd)
+                        except FileNotFoundError:
+                            pass
+            except OSError as exc:
+                return f"cannot list a directory under {top}: {exc.strerror}"
+            if sub is not None:
+                try:
+                    os.chmod(sub, 0o700, dir_fd=fd)  # a directory (checked above; nothing moves now)
+                    child = os.open(sub, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    return f"cannot enter a directory under {top}: {exc.strerror}"
+                os.close(fd)
+                fd = child
+                names.append(sub)
+                continue
+            if not names:
+                return None  # top is empty
+            name = names.pop()
             try:
-                os.chmod(full, 0o700)
-            except OSError:
-                pass
+                parent = os.open(b"..", _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                return f"cannot go back up under {top}: {exc.strerror}"
+            os.close(fd)
+            fd = parent
             try:
-                if os.path.islink(full):
-                    os.unlink(full)
-                else:
-                    os.rmdir(full)
-            except OSError:
-                pass
-    # a second pass for directories that were unreadable during the walk
-    for name in os.listdir(path):
-        full = os.path.join(path, name)
+                os.rmdir(name, dir_fd=fd)
+            except OSError as exc:
+                return f"cannot remove a directory under {top}: {exc.strerror}"
+    finally:
+        os.close(fd)
+
+
+HELPER_REPLY_CAP = 4096
+
+
+def _as_worker(fn, deadline_s):
+    """Run ``fn`` in a short-lived child under the worker's uid; its JSON reply, or None.
+
+    Only once every process of the candidate is dead (the caller checks): the child is a fork
+    of the supervisor, and under the worker's uid it could otherwise be reached. The reply is
+    read with a byte cap and a deadline; a child that overruns is killed.
+    """
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:  # pragma: no cover - helper
         try:
-            os.chmod(full, 0o700)
-        except OSError:
+            os.close(r)
+            _become_worker()
+            data = json.dumps(fn(), separators=(",", ":")).encode()
+            if len(data) <= HELPER_REPLY_CAP:
+                os.write(w, data)
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.set_blocking(r, False)
+    deadline = time.monotonic() + deadline_s
+    data = b""
+    try:
+        while len(data) <= HELPER_REPLY_CAP:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                data = b""
+                break
+            try:
+                ready, _, _ = select.select([r], [], [], remaining)
+            except InterruptedError:
+                continue
+            if not ready:
+                continue
+            try:
+                chunk = os.read(r, HELPER_REPLY_CAP + 1)
+            except (BlockingIOError, InterruptedError):
+                continue
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(r)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
             pass
-        if os.path.isdir(full) and not os.path.islink(full):
-            _wipe_dir(full)
-            try:
-                os.rmdir(full)
-            except OSError:
-                pass
-        else:
-            try:
-                os.unlink(full)
-            except OSError:
-                pass
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    if not data or len(data) > HELPER_REPLY_CAP:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
 
 
 IPC_RMID = 0
@@ -676,70 +952,142 @@ class IpcCleaner:
         return None
 
 
+def _clean_as_worker(ipc, deadline):
+    """Runs under the worker's uid: wipe scratch, /dev/shm, /dev/mqueue, System V IPC."""
+    problem = _wipe_tree(SCRATCH, deadline=deadline)
+    if problem is None and IN_SANDBOX:
+        problem = _wipe_tree("/dev/shm", deadline=deadline) or _wipe_tree("/dev/mqueue", deadline=deadline)
+    if problem is None and ipc is not None:
+        problem = ipc.sweep()
+    return {"problem": problem, "marks": ipc.marks if ipc is not None else None}
+
+
 def _clean_between_jobs(ipc):
-    """Leave nothing of the previous job (its processes are already dead). None, or why not."""
-    _wipe_dir(SCRATCH)
-    if not IN_SANDBOX:
-        return None
-    _wipe_dir("/dev/shm")
-    _wipe_dir("/dev/mqueue")  # POSIX message queues outlive their processes too
-    return ipc.sweep() if ipc is not None else None
+    """Leave nothing of the previous job. None, or why the container cannot be made clean."""
+    if not _kill_everything_else():
+        return "a process of the candidate outlived every SIGKILL"
+    deadline = time.monotonic() + CLEAN_DEADLINE_S
+    reply = _as_worker(lambda: _clean_as_worker(ipc, deadline), CLEAN_DEADLINE_S + 1.0)
+    if type(reply) is not dict:
+        return "cleaning the container did not finish"
+    if ipc is not None:
+        marks = reply.get("marks")
+        if type(marks) is not dict or not all(type(v) is int or v is None for v in marks.values()):
+            return "cleaning the container did not report its System V IPC marks"
+        ipc.marks = {k: marks.get(k) for k in IpcCleaner.KINDS}
+    problem = reply.get("problem")
+    return None if problem is None else str(problem)[:300]
 
 
 SYNC_WAIT_S = 30.0
+HOST_LINE_CAP = 256  # the host's lines are short: a longer one is dropped unread
+HOST_WAIT_SHARE = 2 / 3  # at most this share of a phase's wall time is the host's run-queue wait
+HOST_BUFFER_CAP = 1 << 16
 
 
 class HostLink:
-    """Sync points with the host, which reads the container's cgroup while it still exists.
+    """What the host sends on stdin after the request: sync answers and clock ticks.
 
     At each sync point the supervisor writes ``{"t": "sync", "n": n}`` (n = jobs finished so
-    far) and waits until the host answers ``<token>:<n>`` on stdin. The token came with the
-    request, which the supervisor read before any candidate ran, so a candidate that writes to
-    the container's stdin (``/proc/1/fd/0``) cannot forge an answer; lines that are not the
-    expected answer are ignored. Without a token (a local run) there are no sync points.
+    far) and waits until the host answers ``<token>:<n>``; the host reads the container's cgroup
+    in between, while it still exists. Under gVisor the host also sends a tick every few
+    milliseconds, ``<token>:t:<cpu_ns>:<mem_usage>:<mem_limit>:<wait_ns>``: the container's CPU
+    time, memory use and the time its threads waited for a CPU, as the host kernel counts them
+    (the Sentry's own clock counts time the host took its threads away, so it depends on the
+    host's load, and gVisor has no schedstat; see ``JobRunner``). Without a token (a local run) there are neither.
+
+    Only the host writes to stdin (the worker runs under another uid and cannot open the
+    supervisor's or init's descriptors), and every line is checked anyway: it must carry the
+    token, which came with the request, and fit in ``HOST_LINE_CAP`` bytes; anything else is
+    dropped. Reading never blocks.
     """
 
     def __init__(self, token, leftover):
-        self.token = token if isinstance(token, str) and token else None
-        self.buf = bytearray(leftover)
+        self.token = token.encode() if isinstance(token, str) and token else None
+        self.buf = bytearray()
+        self.answered = set()
+        self.clock = None  # (cpu_ns, mem_usage, mem_limit) of the latest tick
+        self.ticks = 0
+        self.open = self.token is not None
+        if self.open:
+            self._feed(leftover)
+
+    @property
+    def host_clock(self):
+        return self.clock is not None
+
+    def _line(self, line):
+        if len(line) > HOST_LINE_CAP or not line.startswith(self.token + b":"):
+            return
+        parts = line[len(self.token) + 1:].split(b":")
+        if len(parts) == 1 and parts[0].isdigit() and len(parts[0]) < 10:
+            self.answered.add(int(parts[0]))
+        elif len(parts) == 5 and parts[0] == b"t" and all(p.isdigit() and len(p) < 20 for p in parts[1:]):
+            self.clock = (int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4]))
+            self.ticks += 1
+
+    def _feed(self, data):
+        self.buf += data
+        while True:
+            nl = self.buf.find(b"\n")
+            if nl < 0:
+                break
+            line = bytes(self.buf[:nl])
+            del self.buf[: nl + 1]
+            self._line(line)
+        if len(self.buf) > HOST_LINE_CAP:  # no newline in sight: not a host line
+            del self.buf[:]
+
+    def poll(self):
+        """Read whatever the host sent (never blocks). False once stdin is closed."""
+        if not self.open:
+            return False
+        for _ in range(64):  # bounded: a flood cannot keep the supervisor here
+            try:
+                ready, _, _ = select.select([0], [], [], 0)
+            except InterruptedError:
+                continue
+            if not ready:
+                return True
+            try:
+                data = os.read(0, HOST_BUFFER_CAP)
+            except (BlockingIOError, InterruptedError):
+                return True
+            except OSError:
+                data = b""
+            if not data:
+                self.open = False
+                return False
+            self._feed(data)
+        return True
+
+    def cpu_seconds(self):
+        return self.clock[0] / 1e9
+
+    def memory(self):
+        """(usage, limit) at the latest tick."""
+        return self.clock[1], self.clock[2]
+
+    def run_delay(self):
+        """Seconds the container's threads waited for a CPU on the host, at the latest tick."""
+        return self.clock[3] / 1e9
 
     def sync(self, channel, n):
         if self.token is None:
             return
         channel.emit({"t": "sync", "n": n})
-        want = f"{self.token}:{n}".encode()
         deadline = time.monotonic() + SYNC_WAIT_S
-        while True:
-            while True:
-                nl = self.buf.find(b"\n")
-                if nl < 0:
-                    break
-                line = bytes(self.buf[:nl])
-                del self.buf[: nl + 1]
-                if line == want:
-                    return
-            if len(self.buf) > 4096:  # junk without a newline: keep only what could end a line
-                del self.buf[: len(self.buf) - 256]
+        while n not in self.answered:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or not self.open:
                 self.token = None  # the host is gone; the backstop ends the container
+                self.open = False
                 return
             try:
-                ready, _, _ = select.select([0], [], [], remaining)
+                select.select([0], [], [], min(remaining, 1.0))
             except InterruptedError:
-                continue
-            if not ready:
-                continue
-            try:
-                data = os.read(0, 65536)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError:
-                data = b""
-            if not data:
-                self.token = None
-                return
-            self.buf += data
+                pass
+            self.poll()
 
 
 HARNESS_PATH = os.path.abspath(__file__)
@@ -749,13 +1097,15 @@ def _exec_worker(job_r, res_w, out_w):
     """In the forked child: become a fresh interpreter running only this job (never returns).
 
     A plain fork would hand the candidate a copy of the supervisor's memory: the whole request
-    (its batch mates' ids and inputs) and the channel key. After exec the worker's memory holds
-    its own job, read from a pipe, and nothing else.
+    (its batch mates' ids and inputs), the channel key and the sync token. After exec the
+    worker's memory holds its own job, read from a pipe, and nothing else; before the exec it
+    takes the worker's uid (in the sandbox), so it holds no capability either.
     """
     os.dup2(job_r, 0)
     os.dup2(out_w, 1)
     os.dup2(out_w, 2)
     os.dup2(res_w, 3)
+    _become_worker()
     try:
         import resource
 
@@ -763,28 +1113,78 @@ def _exec_worker(job_r, res_w, out_w):
     except (ImportError, ValueError, OSError):
         top = 4096
     os.closerange(4, max(256, min(top, 1 << 16)))
-    os.execv(sys.executable, [sys.executable, "-I", "-B", HARNESS_PATH, "--worker"])
+    argv = [sys.executable, "-I", "-B", HARNESS_PATH, "--worker"]
+    os.execve(sys.executable, argv, WORKER_ENV if IN_SANDBOX else dict(os.environ))
 
 
 class JobRunner:
-    def __init__(self, channel, cgroup, limits, wake_r, fresh=False):
+    """Runs one job at a time in a worker and reports it on the channel.
+
+    **Clocks.** A phase's CPU time is the container's CPU time as the kernel counts it in the
+    container's cgroup: read inside the container under runc, relayed by the host's ticks under
+    gVisor (there the Sentry's own clock counts the time the host took its threads away, so a
+    budget on it would run out sooner on a busy host). Without either, the worker's own.
+
+    **Memory comes first.** When a time budget runs out while the container's memory use is at
+    its limit (the kernel is reclaiming for it, or about to kill it), the job stopped for memory:
+    the use is read at that moment, before the worker is killed. So is it when the kernel's
+    records (an OOM kill, the limit reached) changed during the job, whatever stopped it.
+    """
+
+    def __init__(self, channel, cgroup, limits, wake_r, link=None):
         self.channel = channel
         self.cgroup = cgroup
         self.limits = limits
         self.wake_r = wake_r
-        self.fresh = fresh  # exec a fresh interpreter per worker (batch mode)
+        self.link = link
+
+    def cpu_now(self, pid):
+        if self.link is not None and self.link.host_clock:
+            return self.link.cpu_seconds()
+        return self.cgroup.cpu_seconds(pid)
+
+    def waited(self, pid):
+        """Seconds spent waiting for a CPU so far (the worker's, or the container's on the host)."""
+        if self.link is not None and self.link.host_clock:
+            return self.link.run_delay()
+        return _run_delay(pid)
+
+    def not_counted(self, pid, delay0, elapsed):
+        """The part of ``elapsed`` (seconds since delay0 was read) the wall budget does not count.
+
+        The worker's own run-queue wait is exact. The host's figure (gVisor) is a sum over the
+        sandbox's threads, which overstates the wait when many of them queue at once (a sleeping
+        candidate's Sentry keeps waking its threads): it is held to two thirds of the elapsed
+        time, so the wall budget stretches at most threefold.
+        """
+        waited = self.waited(pid) - delay0
+        if self.link is not None and self.link.host_clock:
+            waited = min(waited, elapsed * HOST_WAIT_SHARE)
+        return waited
+
+    def memory_at_limit(self):
+        """Why the container's memory use is at its limit right now, or None."""
+        if self.link is not None and self.link.host_clock:
+            self.link.poll()
+            usage, limit = self.link.memory()
+            source = "as the host read it"
+        else:
+            got = self.cgroup.usage()
+            if got is None:
+                return None
+            usage, limit = got
+            source = "in the container's cgroup"
+        if usage is None or not limit or usage < limit - Cgroup.MARGIN:
+            return None
+        return f"its memory use was at the {limit >> 20} MiB limit ({source})"
 
     def _accept(self, line, phase, cases, index, jid, cpu_s, wall_s):
         """Forward one worker record to the channel and return its ``ok`` flag.
 
-        Raises ProtocolError for a record that is unreadable or out of place.
+        Raises ProtocolError for a record that is unreadable, too large, too deep or out of place.
         """
-        try:
-            rec = json.loads(line)
-        except ValueError as exc:
-            raise ProtocolError(f"unreadable worker record: {exc}"[:300]) from None
-        if type(rec) is not dict:
-            raise ProtocolError("worker record is not an object")
+        rec = parse_bounded(line, self.limits["value_bytes"] + RECORD_SLACK,
+                            self.limits["max_depth"] + RECORD_DEPTH_SLACK)
         timing = {"cpu_s": round(cpu_s, 6), "wall_s": round(wall_s, 6)}
         ok = rec.get("ok") is True
         if phase == "load" and rec.get("t") == "load":
@@ -815,46 +1215,31 @@ class JobRunner:
         out_r, out_w = os.pipe()
         mem_before = self.cgroup.memory()
         job_t0 = time.monotonic()
-        cpu_job0 = self.cgroup.cpu_seconds(0)
-        if self.fresh:
-            job_r, job_w = os.pipe()
+        cpu_job0 = self.cpu_now(0)
+        job_r, job_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - worker
             try:
-                if self.fresh:
-                    _exec_worker(job_r, res_w, out_w)
-                os.close(res_r)
-                os.close(out_r)
-                os.close(self.wake_r)
-                os.close(self.channel.fd)
-                _worker(job, self.limits, res_w, out_w)
+                _exec_worker(job_r, res_w, out_w)
             finally:
                 os._exit(70)
         os.close(res_w)
         os.close(out_w)
-        if self.fresh:
-            os.close(job_r)
-            data = memoryview(json.dumps({"job": job, "limits": self.limits}, separators=(",", ":")).encode())
-            previous = signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-            try:
-                while data:
-                    data = data[os.write(job_w, data):]
-            except OSError:
-                pass  # the worker died before reading its job: its exit says what happened
-            finally:
-                signal.signal(signal.SIGPIPE, previous)
-                os.close(job_w)
-        for fd in (res_r, out_r):
+        os.close(job_r)
+        # the worker's job goes down its pipe from the loop below, never blocking the supervisor
+        job_out = memoryview(json.dumps({"job": job, "limits": self.limits}, separators=(",", ":")).encode())
+        for fd in (res_r, out_r, job_w):
             os.set_blocking(fd, False)
 
         lim = self.limits
         tap = OutputTap()
         buf = bytearray()
+        line_cap = min(MAX_WORKER_LINE, lim["value_bytes"] + RECORD_SLACK)
         phase = "load"
         index = 0  # next case index
         t0 = time.monotonic()
-        cpu0 = self.cgroup.cpu_seconds(pid)
-        delay0 = _run_delay(pid)
+        cpu0 = self.cpu_now(pid)
+        delay0 = self.waited(pid)
         cpu_budget = lim["load_cpu_s"]
         wall_budget = lim["load_wall_s"]
         stop = None  # (reason, detail)
@@ -862,6 +1247,8 @@ class JobRunner:
         rusage = None
         res_open = out_open = True
         killed_by_us = False
+        mem_at_stop = None  # the memory use was at the limit when a time budget ran out
+        drain_until = 0.0  # once the worker has exited, how long its pipes are still read
 
         def kill_worker():
             for target in (-pid, pid):
@@ -871,7 +1258,7 @@ class JobRunner:
                     pass
 
         def now_cpu():
-            return self.cgroup.cpu_seconds(pid)
+            return self.cpu_now(pid)
 
         while True:
             now = time.monotonic()
@@ -883,12 +1270,13 @@ class JobRunner:
                         kill_worker()
                 elif cpu_used >= cpu_budget:
                     stop = ("cpu_time", f"used {cpu_used:.2f}s of CPU, limit {cpu_budget:g}s")
-                elif now - t0 >= wall_budget and (now - t0) - (_run_delay(pid) - delay0) >= wall_budget:
-                    waited = _run_delay(pid) - delay0
+                elif now - t0 >= wall_budget and (now - t0) - self.not_counted(pid, delay0, now - t0) >= wall_budget:
+                    waited = self.not_counted(pid, delay0, now - t0)
                     stop = ("wall_time", f"ran {now - t0:.2f}s of wall time"
                             + (f" ({waited:.2f}s of it waiting for a CPU, not counted)" if waited >= 0.01 else "")
                             + f", limit {wall_budget:g}s")
                 if stop is not None:
+                    mem_at_stop = self.memory_at_limit()
                     killed_by_us = True
                     kill_worker()
             if exited is not None:
@@ -900,19 +1288,35 @@ class JobRunner:
             else:
                 timeout = max(0.002, min(cpu_budget - cpu_used, wall_budget - (now - t0)))
             fds = [self.wake_r]
+            if self.link is not None and self.link.open:
+                fds.append(0)
             if res_open:
                 fds.append(res_r)
             if out_open:
                 fds.append(out_r)
+            wfds = [job_w] if job_w is not None else []
             try:
-                ready, _, _ = select.select(fds, [], [], timeout)
+                ready, writable, _ = select.select(fds, wfds, [], timeout)
             except InterruptedError:
-                ready = []
+                ready = writable = []
+            if job_w is not None and (writable or exited is not None or stop is not None):
+                try:
+                    while job_out and writable:
+                        job_out = job_out[os.write(job_w, job_out):]
+                except (BlockingIOError, InterruptedError):
+                    pass
+                except OSError:
+                    job_out = None  # the worker died before reading its job: its exit says why
+                if not job_out or exited is not None or stop is not None:
+                    os.close(job_w)
+                    job_w = None
             if self.wake_r in ready:
                 try:
                     os.read(self.wake_r, 4096)
                 except (BlockingIOError, InterruptedError):
                     pass
+            if 0 in ready:
+                self.link.poll()
             if out_open and (out_r in ready or exited is not None):
                 while True:
                     try:
@@ -930,7 +1334,7 @@ class JobRunner:
                         kill_worker()
                         break
             if res_open and (res_r in ready or exited is not None):
-                while len(buf) <= MAX_WORKER_LINE:
+                while len(buf) <= line_cap:
                     try:
                         data = os.read(res_r, 1 << 20)
                     except (BlockingIOError, InterruptedError):
@@ -942,7 +1346,7 @@ class JobRunner:
                 while stop is None:
                     nl = buf.find(b"\n")
                     if nl < 0:
-                        if len(buf) > MAX_WORKER_LINE:
+                        if len(buf) > line_cap:
                             stop = ("protocol", "worker sent an over-long record")
                             killed_by_us = True
                             kill_worker()
@@ -964,9 +1368,15 @@ class JobRunner:
                         index += 1
                         if index >= len(cases):
                             phase = "done"
-                    t0, cpu0, delay0 = now, cpu_now, _run_delay(pid)  # the next phase starts now
+                    t0, cpu0, delay0 = now, cpu_now, self.waited(pid)  # the next phase starts now
                     cpu_budget = lim["case_cpu_s"]
                     wall_budget = lim["case_wall_s"]
+                    if phase == "done":
+                        # every answer is in: whatever else comes down the pipe (a process the
+                        # worker left behind may hold it) is not read, let alone parsed
+                        res_open = False
+                        del buf[:]
+                        break
             if exited is None:
                 try:
                     wpid, status, ru = os.wait4(pid, os.WNOHANG)
@@ -974,10 +1384,12 @@ class JobRunner:
                     wpid, status, ru = pid, 0, None
                 if wpid == pid:
                     exited, rusage = status, ru
+                    drain_until = time.monotonic() + EXIT_GRACE_S
                     continue  # read what is left in the pipes on the next turn, without blocking
-            elif not res_open or res_r not in ready:
-                # the worker is gone and the result pipe has nothing more right now; a grandchild
-                # may hold it open, so never wait for EOF
+            elif not res_open or res_r not in ready or stop is not None or time.monotonic() > drain_until:
+                # the worker is gone and the result pipe has nothing more right now, or nothing
+                # more that counts (a stop is final; a grandchild may hold the pipe open and keep
+                # writing): never wait for EOF, never drain for long
                 break
 
         # the worker is gone; kill anything it left behind in its session
@@ -985,7 +1397,9 @@ class JobRunner:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        for fd in (res_r, out_r):
+        for fd in (res_r, out_r, job_w):
+            if fd is None:
+                continue
             try:
                 os.close(fd)
             except OSError:
@@ -1010,6 +1424,8 @@ class JobRunner:
                 stop = ("exit", f"process exited with code {code} before finishing")
         elif stop is not None and stop[0] in ("cpu_time", "wall_time") and mem_why is not None:
             stop = ("memory", f"{mem_why}; then {stop[1]}")
+        elif stop is not None and stop[0] in ("cpu_time", "wall_time") and mem_at_stop is not None:
+            stop = ("memory", f"{mem_at_stop} when it {stop[1]}")
 
         if stop is not None:
             emit({
@@ -1025,10 +1441,45 @@ class JobRunner:
             "t": "job_end", "job": jid,
             "output_bytes": tap.total, "output_head": head, "output_tail": tail,
             "max_rss_kb": int(rusage.ru_maxrss) if rusage is not None else None,
-            "cpu_s": round(self.cgroup.cpu_seconds(pid) - cpu_job0 if self.cgroup.cpu_v1 or self.cgroup.cpu_v2
+            "cpu_s": round(self.cpu_now(pid) - cpu_job0
+                           if self.cgroup.cpu_v1 or self.cgroup.cpu_v2 or (self.link is not None and self.link.host_clock)
                            else (rusage.ru_utime + rusage.ru_stime if rusage is not None else 0.0), 6),
             "wall_s": round(time.monotonic() - job_t0, 6),
         })
+
+
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_BRACKET_WEIGHT = bytes.maketrans(b"[{]}", b"\x02\x02\x00\x00")
+
+
+def json_depth(data):
+    """How deep the JSON text ``data`` nests, found without parsing (exact for valid JSON).
+
+    Linear C-speed passes only, so a hostile record costs the supervisor little and never makes
+    a parser recurse: escaped backslashes, then escaped quotes are dropped (left to right, as a
+    JSON parser reads them), so every quote left delimits a string; the text between strings is
+    kept, every byte but brackets dropped, and the deepest prefix of opening minus closing
+    brackets is the depth.
+    """
+    outside = b"".join(data.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[0::2])
+    weights = outside.translate(None, _NOT_BRACKETS).translate(_BRACKET_WEIGHT)
+    # prefix sum of (weight - 1): +1 per opening bracket, -1 per closing one
+    return max(map(sub, accumulate(weights), range(1, len(weights) + 1)), default=0)
+
+
+def parse_bounded(line, max_bytes, max_depth):
+    """A worker record as a dict, bounded in size and depth before it is parsed; else ProtocolError."""
+    if len(line) > max_bytes:
+        raise ProtocolError(f"worker record of {len(line)} bytes, more than {max_bytes}")
+    if json_depth(line) > max_depth:
+        raise ProtocolError(f"worker record nested deeper than {max_depth}")
+    try:
+        rec = json.loads(line)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise ProtocolError(f"unreadable worker record: {str(exc)[:200]}") from None
+    if type(rec) is not dict:
+        raise ProtocolError("worker record is not an object")
+    return rec
 
 
 def _signame(signo):
@@ -1067,10 +1518,16 @@ def _read_request(channel):
 
 def main():
     if sys.argv[1:] == ["--worker"]:
-        # a fresh worker (batch mode): its request, on stdin, holds its own job only
+        # a fresh worker: its request, on stdin, holds its own job only
+        if IN_SANDBOX and (os.getuid() == 0 or os.geteuid() == 0 or _capabilities()):
+            os._exit(70)  # never run candidate code with the supervisor's identity
         request = json.loads(_read_all(0))
         jobs = [request["job"]]
         _worker(jobs[0], request["limits"], 3, 1)
+    if IN_SANDBOX and sys.argv[1:] != ["--supervisor"]:
+        # Start again with no environment: gVisor lets any process read another's
+        # /proc/<pid>/environ. Nothing secret is there, but nothing at all is simpler to promise.
+        os.execve(sys.executable, [sys.executable, "-I", "-B", HARNESS_PATH, "--supervisor"], {})
     _set_dumpable(False)
     chan_fd = os.dup(1)
     # nothing the supervisor prints by accident may land in the channel
@@ -1090,6 +1547,10 @@ def main():
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         channel.emit({"t": "fatal", "detail": f"bad request: {exc}"})
         return 2
+    if IN_SANDBOX and os.geteuid() != 0:
+        channel.emit({"t": "fatal", "detail": "the supervisor must start as root (with SETUID, SETGID and KILL) "
+                                              "to run each worker under its own uid"})
+        return 2
     link = HostLink(request.get("sync"), rest)
     key = request.get("key")
     if isinstance(key, str) and key:
@@ -1100,10 +1561,10 @@ def main():
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a worker's closed pipe is an error code, not our death
 
     ipc = IpcCleaner() if IN_SANDBOX and len(jobs) > 1 else None
-    runner = JobRunner(channel, Cgroup(), limits, wake_r, fresh=len(jobs) > 1)
+    runner = JobRunner(channel, Cgroup(), limits, wake_r, link=link)
     link.sync(channel, 0)  # the host takes its baseline of the kernel's records
     for n, job in enumerate(jobs):
         runner.run(job)

@@ -115,14 +115,17 @@ def double(x):
         except OSError:
             pass
     return {"y": -1, "half": 0.0}'''),
-    H("forged-stream-on-pid1-stdout", "forging", "crashed", '''
+    # the channel is PID 1's stdout, root's: it does not open for the worker (uid 65534), so the
+    # candidates that forge on it raise PermissionError (the host's refusal of what they would
+    # write is tested on its own: tests/sandbox/test_channel.py)
+    H("forged-stream-on-pid1-stdout", "forging", "runtime_error", '''
 import os
 def double(x):
     fd = os.open("/proc/1/fd/1", os.O_WRONLY)
     os.write(fd, b'{"t":"start","job":"sample"}\\n{"t":"end"}\\n')
     os.write(fd, b'{"t":"case","job":"sample","id":"h00","ok":true,"value":{"y":0,"half":0.0}}\\n')
     return {"y": -1, "half": 0.0}'''),
-    H("duplicate-case-ids", "forging", "crashed", '''
+    H("duplicate-case-ids", "forging", "runtime_error", '''
 import os, json
 def double(x):
     fd = os.open("/proc/1/fd/1", os.O_WRONLY)
@@ -153,7 +156,7 @@ def double(x):
                 v["verdict"] = "pass"
         f = f.f_back
     os._exit(0)'''),
-    H("json-the-host-must-refuse", "channel", "crashed", '''
+    H("json-the-host-must-refuse", "channel", "runtime_error", '''
 import os
 def double(x):
     fd = os.open("/proc/1/fd/1", os.O_WRONLY)
@@ -799,13 +802,14 @@ out["bound"] = np.array(["compute", "memory"])[0 if out["bound"] == "compute" el
 
 
 # -- forging the host channel for batch mates -------------------------------------------------
-# PID 1 of the container (docker-init) runs as the candidate's user and holds the container's
-# stdout, which is the channel the host reads; /proc/1/fd/1 is open to the candidate. The worker
-# is a fork of the supervisor, so the whole request (every job's id and cases) is on its stack.
-# These candidates are CORRECT for themselves (their own verdict is a pass); on their first call
-# they write, on the host channel, the rest of their own job, then a complete stream for every
-# later job of the request (start, load, every case with values of their choosing, job_end), then
-# the end record. Batch mode promises that nobody's verdict depends on who shared the container.
+# PID 1 of the container (docker-init) holds the container's stdout, which is the channel the host
+# reads. These candidates are CORRECT for themselves; on their first call they read the request
+# off the stack (a worker that was a fork of the supervisor had every job's id and cases there),
+# then write on the host channel the rest of their own job, a complete stream for every later job
+# of the request (start, load, every case with values of their choosing, job_end), and the end
+# record. They get neither: a worker is a fresh interpreter holding its own job only, and
+# /proc/1/fd/1 is root's, closed to the worker's uid. Batch mode promises that nobody's verdict
+# depends on who shared the container.
 FORGE_THE_BATCH = '''
 _done = []
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,7 +114,8 @@ def test_runtime_limits():
     assert normalize_runtime(None) is None and normalize_runtime(" ") is None and normalize_runtime("default") is None
     assert host_pids_limit("runc", 64) == 64 and host_pids_limit(None, 64) == 64
     assert host_pids_limit("runsc", 64) > 64 * 4
-    assert extra_ulimits("runsc", 64) == [("nproc", 64)] and extra_ulimits("runc", 64) == []
+    # under gVisor the worker uid's process limit leaves room for init and the supervisor (root)
+    assert extra_ulimits("runsc", 64) == [("nproc", 62)] and extra_ulimits("runc", 64) == []
 
 
 def jobs(n=2):
@@ -209,3 +211,128 @@ def test_boundary_records_need_the_supervisors_mac():
         b = ChannelAssembler(jobs(1), key=key)
         b.feed_line(forged)
         assert b.protocol_error == "unauthenticated start record"
+
+
+def test_current_use_cpu_time_and_threads_v1(tmp_path):
+    cid = "e" * 64
+    root = tmp_path / "cg"
+    write(root / "memory", {"memory.usage_in_bytes": "0\n"})
+    write(root / "memory" / "docker" / cid, {
+        "memory.oom_control": "oom_kill 0\n", "memory.usage_in_bytes": f"{255 * MB}\n",
+        "memory.limit_in_bytes": f"{256 * MB}\n", "memory.memsw.limit_in_bytes": f"{256 * MB}\n"})
+    write(root / "cpu,cpuacct" / "docker" / cid, {"cpuacct.usage": "1234567890\n", "tasks": f"{os.getpid()}\n"})
+    cg = CgroupLocator(str(root)).locate(cid)
+    assert cg is not None
+    assert cg.usage() == (255 * MB, 256 * MB)
+    assert cg.cpu_ns() == 1234567890
+    assert cg.threads() == [os.getpid()]
+
+
+def test_current_use_and_cpu_time_v2(tmp_path):
+    cid = "f" * 64
+    root = tmp_path / "cg"
+    write(root, {"cgroup.controllers": "cpu memory\n"})
+    write(root / "docker" / cid, {"memory.events": "max 0\n", "memory.current": f"{10 * MB}\n",
+                                  "memory.max": f"{128 * MB}\n", "cpu.stat": "usage_usec 2500\nuser_usec 2000\n",
+                                  "cgroup.threads": "1\n2\n"})
+    cg = CgroupLocator(str(root)).locate(cid)
+    assert cg is not None
+    assert cg.usage() == (10 * MB, 128 * MB) and cg.cpu_ns() == 2_500_000 and cg.threads() == [1, 2]
+    (root / "docker" / cid / "memory.max").write_text("max\n")
+    assert cg.usage() is None  # no limit: nothing to be at
+
+
+def test_run_queue_wait_only_grows_as_threads_come_and_go(tmp_path):
+    from sandbox.cgroups import RunQueueWait
+
+    d = tmp_path / "cpu"
+    d.mkdir()
+    cg = HostCgroup(str(tmp_path / "mem"), 1, str(d))
+    me = os.getpid()
+    (d / "tasks").write_text(f"{me}\n")
+    wait = RunQueueWait()
+    first = wait.sample(cg)
+    with open(f"/proc/{me}/schedstat") as f:
+        assert first == int(f.read().split()[1]) or first > 0
+    (d / "tasks").write_text("999999999\n")  # the thread is gone: the total stays
+    assert wait.sample(cg) == first
+    (d / "tasks").write_text(f"{me}\n")  # seen again as a new thread: its whole wait counts once more
+    assert wait.sample(cg) >= first
+
+
+def run_with_ticks(tmp_path, ticks_after_load: list[str | float], case_wall_s: float = 20.0) -> dict:
+    """The harness (a local process) with a host that answers syncs and sends clock ticks.
+
+    The candidate sleeps: it uses no CPU of its own, so only the host's ticks can move the
+    clock. A number in ``ticks_after_load`` is a pause (seconds). Returns the job's stop record.
+    """
+    req = {"v": 1, "sync": "tok",
+           "limits": {"case_cpu_s": 0.5, "case_wall_s": case_wall_s, "load_cpu_s": 5.0, "load_wall_s": 20.0},
+           "jobs": [{"job": "j", "source": "import time\ndef f(x):\n    time.sleep(15)\n", "entry_point": "f",
+                     "cases": [{"id": "c0", "args": [0]}]}]}
+    env = {k: v for k, v in os.environ.items() if k != "PG_SANDBOX"}
+    env["PG_SCRATCH"] = str(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-I", str(HARNESS)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env=env)
+    try:
+        proc.stdin.write(json.dumps(req).encode() + b"\n")
+        proc.stdin.flush()
+
+        def until(kind):
+            while True:
+                r = json.loads(proc.stdout.readline())
+                if r["t"] == kind:
+                    return r
+
+        until("sync")
+        # the first tick comes before the first answer, as the host sends them
+        proc.stdin.write(f"tok:t:0:{MB}:{256 * MB}:0\ntok:0\n".encode())
+        proc.stdin.flush()
+        until("load")
+        for tick in ticks_after_load:
+            if isinstance(tick, float):
+                time.sleep(tick)
+                continue
+            proc.stdin.write(tick.encode())
+            proc.stdin.flush()
+        stop = until("stop")
+        until("sync")
+        proc.stdin.write(b"tok:1\n")
+        proc.stdin.close()
+        until("end")
+        assert proc.wait(timeout=20) == 0
+        return stop
+    finally:
+        proc.kill()
+
+
+def test_the_hosts_ticks_are_the_cpu_clock(tmp_path):
+    stop = run_with_ticks(tmp_path, [f"tok:t:{10 ** 9}:{MB}:{256 * MB}:0\n"])
+    assert stop["reason"] == "cpu_time" and stop["case"] == "c0", stop
+
+
+def test_memory_at_the_limit_when_the_budget_ran_out_is_a_memory_stop(tmp_path):
+    stop = run_with_ticks(tmp_path, [f"tok:t:{10 ** 9}:{256 * MB - MB}:{256 * MB}:0\n"])
+    assert stop["reason"] == "memory" and "limit" in stop["detail"] and "used 1.00s of CPU" in stop["detail"], stop
+
+
+def test_the_hosts_run_queue_wait_is_not_held_against_the_wall_budget(tmp_path):
+    # 1.5 s of wall budget; the host says the container waited 60 s for a CPU meanwhile, so the
+    # sleeping candidate is still within its budget 2 s later, when a CPU tick ends it
+    ticks = [f"tok:t:0:{MB}:{256 * MB}:{60 * 10 ** 9}\n", 2.0, f"tok:t:{10 ** 9}:{MB}:{256 * MB}:{60 * 10 ** 9}\n"]
+    stop = run_with_ticks(tmp_path, ticks, case_wall_s=1.5)
+    assert stop["reason"] == "cpu_time", stop
+
+
+def test_the_hosts_run_queue_wait_stretches_the_wall_budget_threefold_at_most(tmp_path):
+    # a sum over the sandbox's threads can outgrow the wall clock; a sleeper still ends on wall time
+    stop = run_with_ticks(tmp_path, [f"tok:t:0:{MB}:{256 * MB}:{600 * 10 ** 9}\n"], case_wall_s=0.5)
+    assert stop["reason"] == "wall_time" and "waiting for a CPU, not counted" in stop["detail"], stop
+
+
+def test_ticks_without_the_token_or_malformed_are_ignored(tmp_path):
+    forged = ["forged:t:99000000000:0:1:0\n", f"tok:t:{10 ** 9}:1:2\n", "tok:t:-5:1:2:3\n",
+              "tok:t:" + "9" * 30 + ":1:2:3\n", "x" * 100_000 + "\n", "tok:t:" + "9" * 300 + "\n"]
+    # none of them moves the clock: the sleeping candidate ends on its wall budget instead
+    stop = run_with_ticks(tmp_path, forged, case_wall_s=1.5)
+    assert stop["reason"] == "wall_time", stop

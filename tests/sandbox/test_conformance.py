@@ -180,17 +180,15 @@ def f(a, b):
 def test_output_flood_is_capped_quickly(sandbox, stream):
     write = "sys.stdout.write" if stream == "stdout" else "sys.stderr.write"
     src = f"import sys\ndef f(a, b):\n    while True:\n        {write}('x' * 65536)\n"
-    t0 = time.monotonic()
     r = sandbox.run(job(src), FAST)
-    elapsed = time.monotonic() - t0
-    assert r.stop is not None and r.stop.reason == "output"
+    # the cap stopped it (not a time budget: a flood is stopped as soon as it passes the cap)
+    assert r.stop is not None and r.stop.reason == "output" and r.stop.case == "c0", r.stop
     assert r.output_bytes >= FAST.output_bytes
     assert len(r.output_head) <= 4096 and len(r.output_tail) <= 4096
-    assert elapsed < 3.0, f"flood took {elapsed:.2f}s"
 
 
-def test_flood_on_the_containers_own_stdout_is_capped_by_the_host(sandbox):
-    # writing straight to PID 1's stdout bypasses the harness: the host caps the channel
+def test_the_containers_own_stdout_is_out_of_the_candidates_reach(sandbox):
+    # PID 1's stdout is the channel; it belongs to root, and the worker runs as uid 65534
     src = """
 import os
 def f(a, b):
@@ -198,10 +196,9 @@ def f(a, b):
     while True:
         os.write(fd, b'{"t":"x"}' * 8192)
 """
-    t0 = time.monotonic()
     r = sandbox.run(job(src), FAST)
-    assert r.stop is not None and r.stop.reason in ("protocol", "output", "cpu_time")
-    assert time.monotonic() - t0 < 10
+    assert r.completed, r.stop
+    assert all(not c.ok and c.error.type == "PermissionError" for c in r.cases), r.cases
 
 
 def test_exits_and_crashes_are_reported_for_what_they_are(sandbox):

@@ -80,3 +80,90 @@ def test_bad_request_is_a_fatal_record(tmp_path):
     out = subprocess.run([sys.executable, "-I", str(HARNESS)], input=b"not json", capture_output=True, timeout=10)
     rec = json.loads(out.stdout.splitlines()[0])
     assert rec["t"] == "fatal" and out.returncode == 2
+
+
+def harness_module():
+    """The harness imported as a module (outside the sandbox: PG_SANDBOX unset)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pg_harness_under_test", HARNESS)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert not mod.IN_SANDBOX
+    return mod
+
+
+def test_nesting_is_bounded_before_parsing():
+    h = harness_module()
+    assert h.json_depth(b'{"a": [1, [2, {"b": "]]]]{{{{"}]]}') == 4
+    assert h.json_depth(b'"[[[[\\"[[[[\\\\"') == 0  # brackets in strings, escaped quotes and backslashes
+    assert h.json_depth(b'["\\\\", ["x"]]') == 2
+    assert h.json_depth(b"7") == 0 and h.json_depth(b"") == 0
+    deep = b"[" * 500_000 + b"]" * 500_000
+    assert h.json_depth(deep) == 500_000  # json.loads would raise RecursionError on this
+    for line, why in ((deep, "nested deeper"), (b"x" * 20_000, "bytes, more than"),
+                      (b'{"v": ' + b"1" * 5000 + b"}", "unreadable"), (b"\xff\xfe[]", "unreadable"),
+                      (b"[1, 2]", "not an object")):
+        try:
+            h.parse_bounded(line, 1_100_000 if line is deep else 10_000, 40)
+        except h.ProtocolError as exc:
+            assert why in str(exc), exc
+        else:
+            raise AssertionError(f"accepted {line[:40]!r}")
+    assert h.parse_bounded(b'{"t": "case", "value": [[1]]}', 1000, 4) == {"t": "case", "value": [[1]]}
+
+
+def test_the_depth_check_reads_hostile_text_in_linear_passes():
+    # texts that make a string-stripping regular expression backtrack for minutes (an
+    # unterminated string full of escapes): the depth check only splits, translates and sums
+    h = harness_module()
+    assert h.json_depth(b'"a\\' * 300_000) == 0
+    assert h.json_depth(b'"' * 1_000_001) == 0
+    assert h.json_depth(b"\\" * 1_000_000) == 0
+    assert h.json_depth(b'"' + b'[\\"' * 250_000) == 0  # one unterminated string
+    assert h.json_depth(b"[]" * 500_000) == 1
+    assert h.json_depth(b"[" * 1_000_000) == 1_000_000
+
+
+def test_a_hostile_scratch_is_wiped_without_recursion_or_following_anything(tmp_path):
+    h = harness_module()
+    top = tmp_path / "scratch"
+    top.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep").write_text("kept")
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(1200):  # deeper than Python's recursion limit, longer than PATH_MAX
+        os.mkdir("dddd", dir_fd=fd)
+        nfd = os.open("dddd", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nfd
+    os.mkdir("locked", dir_fd=fd)
+    os.close(fd)
+    os.symlink("loop2", top / "loop1")
+    os.symlink("loop1", top / "loop2")
+    os.symlink(outside, top / "out")
+    os.symlink(".", top / "self")
+    os.mkfifo(top / "fifo")
+    for name in (b"\n", b"\xff\xfe", b"-rf", b" ", b"...", b"x" * 255):
+        with open(os.path.join(os.fsencode(top), name), "wb") as f:
+            f.write(b"1")
+    for mode in (0o000, 0o100, 0o200, 0o500):
+        d = top / f"mode{mode:o}"
+        d.mkdir()
+        (d / "inner").mkdir()
+        (d / "inner" / "file").write_text("x")
+        os.mkfifo(d / "inner" / "fifo")
+        d.chmod(mode)
+    assert h._wipe_tree(str(top)) is None
+    assert os.listdir(top) == []
+    assert (outside / "keep").read_text() == "kept"
+    assert h._wipe_tree(str(tmp_path / "absent")) is None
+
+
+def test_a_scratch_too_large_to_wipe_is_given_up_on(tmp_path):
+    h = harness_module()
+    for i in range(50):
+        (tmp_path / f"f{i}").write_text("x")
+    why = h._wipe_tree(str(tmp_path), budget=20)
+    assert why is not None and "more than 20 entries" in why

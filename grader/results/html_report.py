@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .render import ci_text, pct, verdict_label
+from .render import ci_text, pct, points, points_ci, verdict_label
 from .summary import failing_records
 
 MAX_SAMPLES_SHOWN = 200  # per mode
@@ -193,15 +193,6 @@ def _clip_middle(text: str, limit: int) -> tuple[str, str, int]:
         return text, "", 0
     half = limit // 2
     return text[:half], text[-half:], len(text) - 2 * half
-
-
-def points(x: float | None) -> str:
-    """A difference of two rates in percentage points, signed."""
-    return "-" if x is None else f"{100 * x:+.1f}"
-
-
-def points_ci(ci: list[float] | None) -> str:
-    return "-" if not ci else f"[{points(ci[0])}, {points(ci[1])}]"
 
 
 def heat_color(v: float | None) -> tuple[str, str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .render import ci_text, pct
+from .render import ci_text, pct, points
 from .stats import natural_key
 
 
@@ -152,10 +152,6 @@ def build_leaderboard(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _points(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:+.1f}"
-
-
 def _with_ci(v: float | None, ci: list[float] | None) -> str:
     return pct(v) + (f" [{100 * ci[0]:.1f},{100 * ci[1]:.1f}]" if ci else "")
 
@@ -180,7 +176,7 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
         t.add_row(str(r.get("rank")), escape(str(r.get("model"))), escape(str(r.get("run"))),
                   _with_ci(code["pass@1"], code["ci95"]) if code else "-",
                   _with_ci(qa["accuracy"], qa["ci95"]) if qa else "-",
-                  (f"{_points(gap['gap'])} " + (f"[{_points(gap['ci95'][0])},{_points(gap['ci95'][1])}]"
+                  (f"{points(gap['gap'])} " + (f"[{points(gap['ci95'][0])},{points(gap['ci95'][1])}]"
                                                 if gap.get("ci95") else "")).strip() if gap else "-",
                   pct(spread.get("std"), 2))
     con.print(t)
@@ -200,7 +196,7 @@ def _metric_cell(v: float | None, ci: list[float] | None, cls: str = "") -> str:
 
 
 def _board_table(board: dict[str, Any]) -> str:
-    from .html_report import MODE_LABEL, SHORT_VERDICT, _num_v, _sort_head, esc, gap_svg, points, points_ci
+    from .html_report import MODE_LABEL, SHORT_VERDICT, _num_v, _sort_head, esc, gap_svg, points_ci
 
     cols = [("rank", "#", "num", "num"), ("model", "model / run", "text", ""),
             ("code", "code pass@1", "num", "num"), ("qa", "Q&A accuracy", "num", "num"),

@@ -633,7 +633,7 @@ def html_escape(text: str) -> str:
 @pytest.mark.docker
 @pytest.mark.slow
 def test_gap_and_revision_equal_the_summary(demo_pages):
-    from grader.results.html_report import points, points_ci
+    from grader.results.render import points, points_ci
 
     s, samples, page = demo_pages["both"]
     g = s["gap"]
@@ -756,7 +756,7 @@ def test_leaderboard_rows_and_heat_maps_equal_the_summaries(board):
 @pytest.mark.docker
 @pytest.mark.slow
 def test_leaderboard_page_shows_the_board(board):
-    from grader.results.html_report import points
+    from grader.results.render import points
     from grader.results.leaderboard import render_leaderboard_html
 
     summaries, b = board

@@ -15,6 +15,7 @@ import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
+import markupsafe
 import pytest
 
 from grader.results.html_report import MAX_SAMPLES_SHOWN, failing_samples, render_html
@@ -296,7 +297,7 @@ def test_page_is_self_contained_and_escapes_model_output(crafted):
     for raw in ('<script>document.body.dataset.pwned', "<img src=", "<svg onload", "<b>not bold</b>",
                 "</pre><script>", "<iframe", "<style>body{display:none}"):
         assert raw not in page, raw
-    assert "&lt;/script&gt;&lt;script&gt;document.body.dataset.pwned=&quot;code&quot;" in page
+    assert html_escape('</script><script>document.body.dataset.pwned="code"') in page
     page.encode("utf-8")  # a lone surrogate in model output does not make the page unwritable
     # the data block is inert and round-trips to the summary
     assert "</script" not in p.data["report-data"].lower()
@@ -404,7 +405,7 @@ def test_real_demo_eval_report(sandbox_image, tmp_path, monkeypatch, capsys):
     dom = dump_dom(out, "#sort=-pass1")
     assert_rendered_cleanly(dom)
     text = re.sub(r"\s+", " ", dom)
-    assert s["run"]["notice"].replace("'", "&#x27;") in out.read_text() and "NOTE:" in text
+    assert html_escape(s["run"]["notice"]) in out.read_text() and "NOTE:" in text
     assert f'id="headline-pass1">{pct(s["headline"]["pass@1"])}<' in text
     for rate in s["runs"]["runs"]:
         assert f'<span class="rate">{pct(rate)}</span>' in text
@@ -625,9 +626,8 @@ def ci_text_of(ci):
 
 
 def html_escape(text: str) -> str:
-    import html as _html
-
-    return _html.escape(text, quote=True)
+    """Text as the page's templates escape it (markupsafe, which Jinja2 autoescapes with)."""
+    return str(markupsafe.escape(text))
 
 
 @pytest.mark.docker
@@ -695,12 +695,12 @@ def test_hostile_model_output_in_both_modes_is_escaped(demo_pages):
     for raw in ("<script>document.body.dataset.pwned", "<img src=", "<svg onload", "<b>bold?</b>", "<iframe",
                 "<style>body{display:none}", "</pre><script>", "</td></tr><script>"):
         assert raw not in page, raw
-    for shown in ('&lt;script&gt;document.body.dataset.pwned=&quot;model&quot;&lt;/script&gt;',  # the model name
-                  "&lt;script&gt;document.body.dataset.pwned=&quot;reasoning&quot;",  # a Q&A reply
-                  "&lt;img src=x onerror=document.body.dataset.pwned=&#x27;answer&#x27;&gt;",  # a JSON answer
-                  "document.body.dataset.pwned=&#x27;msg&#x27;",  # an exception message
-                  "&lt;/td&gt;&lt;/tr&gt;&lt;script&gt;"):  # a returned value
-        assert shown in page, shown
+    for shown in ('<script>document.body.dataset.pwned="model"</script>',  # the model name
+                  '<script>document.body.dataset.pwned="reasoning"',  # a Q&A reply
+                  "<img src=x onerror=document.body.dataset.pwned='answer'>",  # a JSON answer
+                  "document.body.dataset.pwned='msg'",  # an exception message
+                  "</td></tr><script>"):  # a returned value
+        assert html_escape(shown) in page, shown
     assert "</script" not in p.data["report-data"].lower()
     assert json.loads(p.data["report-data"]) == json.loads(json.dumps(s))
 

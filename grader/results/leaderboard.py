@@ -8,7 +8,9 @@ ordered by code pass@1, then runs without code mode by Q&A accuracy. The heat ma
 family (and per tier) and a column per run: code pass@1, or Q&A accuracy for a Q&A-only run; a
 second map holds the Q&A accuracy of every run that has it. Warnings say when the runs used
 different pack contents (the same pack name with different content hashes) or are incomplete;
-notes say when they cover different problems or packs.
+notes say when they cover different problems or packs. The board prints as a terminal table
+(:func:`render_leaderboard`) or as a page, the template ``templates/leaderboard.html`` filled with
+:func:`board_view`'s plain data.
 """
 
 from __future__ import annotations

@@ -8,14 +8,18 @@ ordered by code pass@1, then runs without code mode by Q&A accuracy. The heat ma
 family (and per tier) and a column per run: code pass@1, or Q&A accuracy for a Q&A-only run; a
 second map holds the Q&A accuracy of every run that has it. Warnings say when the runs used
 different pack contents (the same pack name with different content hashes) or are incomplete;
-notes say when they cover different problems or packs.
+notes say when they cover different problems or packs. The board prints as a terminal table
+(:func:`render_leaderboard`) or as a page, the template ``templates/leaderboard.html`` filled with
+:func:`board_view`'s plain data.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .render import ci_text, pct
+from .html_report import packs, spread
+from .pages import render_page
+from .render import pct, points
 from .stats import natural_key
 
 
@@ -152,10 +156,6 @@ def build_leaderboard(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _points(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:+.1f}"
-
-
 def _with_ci(v: float | None, ci: list[float] | None) -> str:
     return pct(v) + (f" [{100 * ci[0]:.1f},{100 * ci[1]:.1f}]" if ci else "")
 
@@ -180,7 +180,7 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
         t.add_row(str(r.get("rank")), escape(str(r.get("model"))), escape(str(r.get("run"))),
                   _with_ci(code["pass@1"], code["ci95"]) if code else "-",
                   _with_ci(qa["accuracy"], qa["ci95"]) if qa else "-",
-                  (f"{_points(gap['gap'])} " + (f"[{_points(gap['ci95'][0])},{_points(gap['ci95'][1])}]"
+                  (f"{points(gap['gap'])} " + (f"[{points(gap['ci95'][0])},{points(gap['ci95'][1])}]"
                                                 if gap.get("ci95") else "")).strip() if gap else "-",
                   pct(spread.get("std"), 2))
     con.print(t)
@@ -190,161 +190,63 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
 # the page
 # ------------------------------------------------------------------------------------------
 
-def _metric_cell(v: float | None, ci: list[float] | None, cls: str = "") -> str:
-    from .html_report import _num_v, ci_svg, esc
+def _heat_view(board: dict[str, Any], which: str) -> list[dict[str, Any]]:
+    """The rows of a heat map (families, then tiers): each cell's value and whether it is a Q&A
+    accuracy, or None and whether that is because the run had no Q&A mode."""
+    runs = board.get("runs") or []
+    metric = [c.get("metric") for c in board.get("columns") or []]
+    out = []
+    for key in ("by_family", "by_tier"):
+        rows = []
+        for name, cells in ((board["heatmap"][which] or {}).get(key) or {}).items():
+            row = []
+            for j, c in enumerate(cells):
+                if c is None:
+                    row.append({"value": None, "no_qa": which == "qa" and runs[j].get("qa") is None})
+                else:
+                    row.append({"value": c["value"], "problems": c.get("problems"),
+                                "qa": which == "qa" or metric[j] == "accuracy"})
+            rows.append({"name": name, "cells": row})
+        if rows:
+            out.append({"key": key, "rows": rows})
+    return out
 
-    if v is None and not ci:
-        return '<td class="num" data-v="">-</td>'
-    return (f'<td class="num" data-v="{_num_v(v)}"><span class="strong big">{esc(pct(v))}</span> '
-            f'{ci_svg(v, ci, 90, cls)}<span class="sub2">95% CI {esc(ci_text(ci))}</span></td>')
 
-
-def _board_table(board: dict[str, Any]) -> str:
-    from .html_report import MODE_LABEL, SHORT_VERDICT, _num_v, _sort_head, esc, gap_svg, points, points_ci
-
-    cols = [("rank", "#", "num", "num"), ("model", "model / run", "text", ""),
-            ("code", "code pass@1", "num", "num"), ("qa", "Q&A accuracy", "num", "num"),
-            ("gap", "gap (Q&A \u2212 code)", "num", "num"), ("std", "run-to-run spread", "num", "num"),
-            ("revision", "revision", "text", ""), ("cost", "cost", "num", "num")]
-    rows = []
+def board_view(board: dict[str, Any]) -> dict[str, Any]:
+    """Everything the leaderboard page shows, as plain data (the context of ``templates/leaderboard.html``)."""
+    runs = []
     for i, r in enumerate(board.get("runs") or []):
         code, qa, gap = r.get("code"), r.get("qa"), r.get("gap")
-        spread = []
-        for mode, part in (("code", code), ("qa", qa)):
-            sp = (part or {}).get("runs") or {}
-            if part is not None:
-                rng = f"{pct(sp.get('min'))}-{pct(sp.get('max'))}" if sp.get("min") is not None else "-"
-                spread.append(f'<span class="sp">{esc(MODE_LABEL[mode])} std <b>{esc(pct(sp.get("std"), 2))}</b>'
-                              f'<span class="sub2">range {esc(rng)}</span></span>')
-        std0 = ((code or qa or {}).get("runs") or {}).get("std")
-        rev = [(MODE_LABEL.get(m, m), v) for m, v in (r.get("revision") or {}).items()]
-        rev_html = "".join(f'<span class="sp">{esc(m)} <b>{esc(points(v.get("final_change")))}</b>'
-                           f'<span class="sub2">{esc(SHORT_VERDICT.get(v.get("overall") or "", v.get("overall") or "-"))}</span></span>'
-                           for m, v in rev)
-        rev_v = " ".join(f"{m} {points(v.get('final_change'))}" for m, v in rev)
-        if gap is not None:
-            gap_cell = (f'<td class="num" data-v="{_num_v(gap.get("gap"))}"><span class="strong">'
-                        f'{esc(points(gap.get("gap")))}</span> {gap_svg(gap.get("gap"), 90)}'
-                        f'<span class="sub2">95% CI {esc(points_ci(gap.get("ci95")))}</span></td>')
-        else:
-            gap_cell = '<td class="num" data-v="">-</td>'
         cost = r.get("cost") or {}
-        about = (f'{esc(r.get("problems"))} problems &times; {esc(r.get("samples"))} samples &middot; '
-                 f'{esc(" and ".join(MODE_LABEL.get(m, m) for m in r.get("modes") or []))}'
-                 + (f' &middot; {esc(r.get("rounds"))} rounds' if (r.get("rounds") or 1) > 1 else ""))
-        rows.append(
-            f'<tr data-run="{esc(r.get("run"))}" data-i="{i}">'
-            f'<td class="num rank" data-v="{esc(r.get("rank"))}">{esc(r.get("rank"))}</td>'
-            f'<td class="model" data-v="{esc(r.get("model"))}"><span class="name">{esc(r.get("model"))}</span>'
-            + (' <span class="tag">demo</span>' if r.get("source") == "demo" else "")
-            + (' <span class="tag rev">incomplete</span>' if r.get("ungraded") else "")
-            + f'<code class="rid">{esc(r.get("run"))}</code><span class="about">{about}</span></td>'
-            + _metric_cell((code or {}).get("pass@1"), (code or {}).get("ci95"))
-            + _metric_cell((qa or {}).get("accuracy"), (qa or {}).get("ci95"), "qa")
-            + gap_cell
-            + f'<td class="num" data-v="{_num_v(std0)}">{"".join(spread) or "-"}</td>'
-            f'<td data-v="{esc(rev_v)}">{rev_html or "-"}</td>'
-            f'<td class="num" data-v="{_num_v(cost.get("usd"))}">${esc(format(float(cost.get("usd") or 0), ".2f"))}'
-            f'<span class="sub2">{esc(format(int(cost.get("tokens") or 0), ","))} tokens</span></td></tr>')
-    return ('<section id="leaderboard"><h2>Leaderboard</h2>'
-            '<p class="caption">One row per run. Ordered by code pass@1 (runs without code mode after them, by '
-            'Q&amp;A accuracy); click a column header to sort. pass@1 and accuracy: mean over problems, 95% CI by '
-            'bootstrap over problems (the dot and whisker on a 0-100% track); gap: Q&amp;A accuracy minus code '
-            'pass@1 over the problems graded in both modes, with a paired bootstrap CI; spread: the standard '
-            'deviation and range of the per-run rates (run <i>i</i> = sample <i>i</i> of every problem); revision: '
-            'the change from round 0 to the last round, in points.</p>'
-            f'<div class="scroll"><table class="data board sortable" id="board"><thead><tr>{_sort_head(cols)}'
-            f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div></section>')
-
-
-def _heat_table(board: dict[str, Any], which: str, tid: str) -> str:
-    from .html_report import esc, heat_color
-
-    maps = board["heatmap"][which]
-    cols = board.get("runs") or []
-    metric = [c.get("metric") for c in board.get("columns") or []]
-    head = ['<th scope="col">family</th>']
-    for j, r in enumerate(cols):
-        tag = ""
-        if which == "primary" and metric[j] == "accuracy":
-            tag = ' <span class="tag qa" title="a Q&amp;A-only run: the cells are Q&amp;A accuracy">Q&amp;A</span>'
-        head.append(f'<th scope="col" data-run="{esc(r.get("run"))}">{esc(r.get("model"))}{tag}'
-                    f'<span class="rid">{esc(r.get("run"))}</span></th>')
-    body = []
-    for key, label in (("by_family", None), ("by_tier", "by tier")):
-        groups = maps.get(key) or {}
-        if not groups:
-            continue
-        if label:
-            body.append(f'<tr class="grp"><th colspan="{len(cols) + 1}">{esc(label)}</th></tr>')
-        for name, cells in groups.items():
-            tds = []
-            for j, c in enumerate(cells):
-                what = "Q&A accuracy" if which == "qa" or metric[j] == "accuracy" else "pass@1"
-                if c is None:
-                    why = "not in this run" if which == "primary" or (cols[j].get("qa") is not None) else "no Q&A mode"
-                    tds.append(f'<td class="none" data-v="" title="{esc(why)}">-</td>')
-                    continue
-                bg, fg = heat_color(c["value"])
-                tip = f'{name}, {cols[j].get("model")} ({cols[j].get("run")}): {what} {pct(c["value"])}, ' \
-                      f'{c.get("problems")} problem(s)'
-                tds.append(f'<td data-v="{c["value"]!r}" style="background:{bg};color:{fg}" title="{esc(tip)}">'
-                           f'{esc(pct(c["value"]))}</td>')
-            body.append(f'<tr data-group="{esc(name)}" data-kind="{esc(key)}"><th scope="row">{esc(name)}</th>'
-                        + "".join(tds) + "</tr>")
-    legend = ('<div class="legend">0%' + "".join(
-        f'<span class="sw" style="background:{heat_color(v / 4)[0]}"></span>' for v in range(5))
-        + '100% <span class="muted">&middot; hatched: not in the run</span></div>')
-    return (f'<div class="scroll"><table class="heat" id="{esc(tid)}"><thead><tr>{"".join(head)}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></div>{legend}')
-
-
-def _board_runs(board: dict[str, Any]) -> str:
-    from .html_report import esc
-
-    rows = []
-    for r in board.get("runs") or []:
-        packs = ", ".join(f'{esc(k)} {esc((v or {}).get("version"))} <code title="{esc((v or {}).get("hash"))}">'
-                          f'{esc(str((v or {}).get("hash"))[:12])}</code>' for k, v in (r.get("pack") or {}).items())
-        rows.append(f'<tr><td class="num">{esc(r.get("rank"))}</td><td>{esc(r.get("model"))}</td>'
-                    f'<td><code>{esc(r.get("run"))}</code></td><td>{esc(r.get("source"))}</td>'
-                    f'<td>{packs or "-"}</td><td>{esc(r.get("grader_version"))}</td>'
-                    f'<td>{esc(r.get("created") or "")}</td><td><code>{esc(r.get("path") or "")}</code></td></tr>')
-    return ('<section id="provenance"><h2>Runs</h2><div class="scroll"><table class="data">'
-            '<thead><tr><th class="num">#</th><th>model</th><th>run</th><th>source</th><th>pack</th><th>grader</th>'
-            f'<th>created</th><th>run directory</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div></section>')
+        runs.append({
+            "i": i, "rank": r.get("rank"), "run": r.get("run"), "model": r.get("model"), "source": r.get("source"),
+            "demo": r.get("source") == "demo", "incomplete": bool(r.get("ungraded")),
+            "problems": r.get("problems"), "samples": r.get("samples"), "modes": r.get("modes") or [],
+            "rounds": r.get("rounds") or 1,
+            "code": {"rate": code["pass@1"], "ci95": code["ci95"]} if code else None,
+            "qa": {"rate": qa["accuracy"], "ci95": qa["ci95"]} if qa else None,
+            "gap": {"gap": gap.get("gap"), "ci95": gap.get("ci95")} if gap is not None else None,
+            "spreads": [dict(spread(part.get("runs")), mode=mode) for mode, part in (("code", code), ("qa", qa))
+                        if part is not None],
+            "std": ((code or qa or {}).get("runs") or {}).get("std"),
+            "revision": [{"mode": m, "change": v.get("final_change"), "verdict": v.get("overall") or "-"}
+                         for m, v in (r.get("revision") or {}).items()],
+            "usd": float(cost.get("usd") or 0), "tokens": int(cost.get("tokens") or 0),
+            "packs": packs(r), "grader_version": r.get("grader_version"), "created": r.get("created"),
+            "path": r.get("path"),
+        })
+    return {
+        "runs": runs,
+        "qa_only": [c.get("metric") == "accuracy" for c in board.get("columns") or []],
+        "heat": _heat_view(board, "primary"),
+        "heat_qa": _heat_view(board, "qa") if board["heatmap"].get("qa") else None,
+        "warnings": board.get("warnings") or [],
+        "notes": board.get("notes") or [],
+        "notices": sorted({r.get("notice") for r in board.get("runs") or [] if r.get("notice")}),
+        "data": board,
+    }
 
 
 def render_leaderboard_html(board: dict[str, Any]) -> str:
     """One self-contained HTML page: the leaderboard and the family-by-model heat maps."""
-    from .html_report import esc, page_shell
-
-    runs = board.get("runs") or []
-    head = ['<header class="top"><div class="kicker">perfgrade &middot; leaderboard</div>',
-            f'<h1>Leaderboard: {len(runs)} runs</h1>',
-            '<p class="sub">' + ", ".join(f'{esc(r.get("model"))} <code>{esc(r.get("run"))}</code>' for r in runs)
-            + "</p>"]
-    for w in board.get("warnings") or []:
-        head.append(f'<div class="notice warn" role="alert"><strong>Warning:</strong> {esc(w)}</div>')
-    for n in board.get("notes") or []:
-        head.append(f'<div class="notice" role="note"><strong>Note:</strong> {esc(n)}</div>')
-    notices = {r.get("notice") for r in runs if r.get("notice")}
-    for n in sorted(notices):
-        head.append(f'<div class="notice" role="note"><strong>NOTE:</strong> {esc(n)}</div>')
-    head.append("</header>")
-    toc = [("leaderboard", "Leaderboard"), ("heatmap", "By family")]
-    main = ["<main>", _board_table(board),
-            '<section id="heatmap"><h2>By family</h2>'
-            '<p class="caption">Rows: families, then tiers; columns: runs, in leaderboard order. A cell is the '
-            'code pass@1 of the family in that run (Q&amp;A accuracy for a Q&amp;A-only run, marked Q&amp;A); '
-            'darker is higher.</p>' + _heat_table(board, "primary", "heat") + "</section>"]
-    if board["heatmap"].get("qa"):
-        toc.append(("heatmap-qa", "By family (Q&amp;A)"))
-        main.append('<section id="heatmap-qa"><h2>By family (Q&amp;A)</h2>'
-                    '<p class="caption">The same map for Q&amp;A accuracy, for every run with Q&amp;A mode.</p>'
-                    + _heat_table(board, "qa", "heat-qa") + "</section>")
-    toc.append(("provenance", "Runs"))
-    main += [_board_runs(board), "</main>"]
-    footer = ("every figure is recomputed from the run directories by <code>python -m grader report RUN RUN ...</code>")
-    return page_shell(f"perfgrade leaderboard: {len(runs)} runs", toc, ["".join(head), *main], footer, board,
-                      wide=True)
+    return render_page("leaderboard.html", **board_view(board))

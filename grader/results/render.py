@@ -16,6 +16,15 @@ def ci_text(ci: list[float] | None) -> str:
     return "-" if not ci else f"[{pct(ci[0])}, {pct(ci[1])}]"
 
 
+def points(x: float | None) -> str:
+    """A difference of two rates in percentage points, signed."""
+    return "-" if x is None else f"{100 * x:+.1f}"
+
+
+def points_ci(ci: list[float] | None) -> str:
+    return "-" if not ci else f"[{points(ci[0])}, {points(ci[1])}]"
+
+
 def verdict_label(v: str) -> str:
     try:
         return VERDICT_LABELS[Verdict(v)]

@@ -15,6 +15,7 @@ import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
 
+import markupsafe
 import pytest
 
 from grader.results.html_report import MAX_SAMPLES_SHOWN, failing_samples, render_html
@@ -296,7 +297,7 @@ def test_page_is_self_contained_and_escapes_model_output(crafted):
     for raw in ('<script>document.body.dataset.pwned', "<img src=", "<svg onload", "<b>not bold</b>",
                 "</pre><script>", "<iframe", "<style>body{display:none}"):
         assert raw not in page, raw
-    assert "&lt;/script&gt;&lt;script&gt;document.body.dataset.pwned=&quot;code&quot;" in page
+    assert html_escape('</script><script>document.body.dataset.pwned="code"') in page
     page.encode("utf-8")  # a lone surrogate in model output does not make the page unwritable
     # the data block is inert and round-trips to the summary
     assert "</script" not in p.data["report-data"].lower()
@@ -404,7 +405,7 @@ def test_real_demo_eval_report(sandbox_image, tmp_path, monkeypatch, capsys):
     dom = dump_dom(out, "#sort=-pass1")
     assert_rendered_cleanly(dom)
     text = re.sub(r"\s+", " ", dom)
-    assert s["run"]["notice"].replace("'", "&#x27;") in out.read_text() and "NOTE:" in text
+    assert html_escape(s["run"]["notice"]) in out.read_text() and "NOTE:" in text
     assert f'id="headline-pass1">{pct(s["headline"]["pass@1"])}<' in text
     for rate in s["runs"]["runs"]:
         assert f'<span class="rate">{pct(rate)}</span>' in text
@@ -625,15 +626,14 @@ def ci_text_of(ci):
 
 
 def html_escape(text: str) -> str:
-    import html as _html
-
-    return _html.escape(text, quote=True)
+    """Text as the page's templates escape it (markupsafe, which Jinja2 autoescapes with)."""
+    return str(markupsafe.escape(text))
 
 
 @pytest.mark.docker
 @pytest.mark.slow
 def test_gap_and_revision_equal_the_summary(demo_pages):
-    from grader.results.html_report import points, points_ci
+    from grader.results.render import points, points_ci
 
     s, samples, page = demo_pages["both"]
     g = s["gap"]
@@ -695,12 +695,12 @@ def test_hostile_model_output_in_both_modes_is_escaped(demo_pages):
     for raw in ("<script>document.body.dataset.pwned", "<img src=", "<svg onload", "<b>bold?</b>", "<iframe",
                 "<style>body{display:none}", "</pre><script>", "</td></tr><script>"):
         assert raw not in page, raw
-    for shown in ('&lt;script&gt;document.body.dataset.pwned=&quot;model&quot;&lt;/script&gt;',  # the model name
-                  "&lt;script&gt;document.body.dataset.pwned=&quot;reasoning&quot;",  # a Q&A reply
-                  "&lt;img src=x onerror=document.body.dataset.pwned=&#x27;answer&#x27;&gt;",  # a JSON answer
-                  "document.body.dataset.pwned=&#x27;msg&#x27;",  # an exception message
-                  "&lt;/td&gt;&lt;/tr&gt;&lt;script&gt;"):  # a returned value
-        assert shown in page, shown
+    for shown in ('<script>document.body.dataset.pwned="model"</script>',  # the model name
+                  '<script>document.body.dataset.pwned="reasoning"',  # a Q&A reply
+                  "<img src=x onerror=document.body.dataset.pwned='answer'>",  # a JSON answer
+                  "document.body.dataset.pwned='msg'",  # an exception message
+                  "</td></tr><script>"):  # a returned value
+        assert html_escape(shown) in page, shown
     assert "</script" not in p.data["report-data"].lower()
     assert json.loads(p.data["report-data"]) == json.loads(json.dumps(s))
 
@@ -756,7 +756,7 @@ def test_leaderboard_rows_and_heat_maps_equal_the_summaries(board):
 @pytest.mark.docker
 @pytest.mark.slow
 def test_leaderboard_page_shows_the_board(board):
-    from grader.results.html_report import points
+    from grader.results.render import points
     from grader.results.leaderboard import render_leaderboard_html
 
     summaries, b = board
@@ -898,3 +898,190 @@ def test_new_pages_render_cleanly_offline_in_chromium(demo_pages, board, tmp_pat
                  "--hide-scrollbars")
         data = shot.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, name
+
+
+# ------------------------------------------------------------------------------------------
+# autoescaping: every string a run or a model controls lands escaped wherever the pages show it
+# ------------------------------------------------------------------------------------------
+
+def hostile(tag: str) -> str:
+    """A string that would end the data block, start a script, add an event handler and an image,
+    and unescape an entity, were it written into the page as markup; ``tag`` tells where it came from."""
+    return (f'</script><script>document.body.dataset.pwned="{tag}"</script>"onmouseover="document.body.dataset.'
+            f"pwned=1\" '<img src=x onerror=document.body.dataset.pwned=2><u>&amp; #{tag}")
+
+
+HOSTILE_PACK = 'pk<u>"&amp;\''  # no "/": a problem id is "<pack>/<id>"
+HOSTILE_RUN = 'run-<u>"x"&amp;'  # a directory name: no "/"
+
+
+def make_hostile_run(parent: Path) -> Path:
+    """A finished run in both modes with two revision rounds, every string a run or a model
+    controls hostile, written through the real RunDir (so it goes through the real summary)."""
+    h = hostile
+    pid = f"{HOSTILE_PACK}/{h('problem')}"
+    manifest = RunManifest(
+        run_id=HOSTILE_RUN, created=h("created"), source="demo", model=h("model"), base_url=h("endpoint"),
+        generation={"model": "m", "system_prompt": h("generation")}, samples=1, k_values=[1],
+        pack={HOSTILE_PACK: {"version": h("version"), "hash": h("hash"), "tier": h("pack-tier")}},
+        problems=[ProblemEntry(id=pid, family=h("family"), difficulty=h("difficulty"), title=h("title"),
+                               tier=h("tier"), content_hash="0" * 64, vectors_digest="1" * 64, n_hidden=1,
+                               qa_items=[h("item")])],
+        image={"id": h("image-id"), "tag": h("image-tag")}, exec_mode=h("exec-mode"), git_commit=h("commit"),
+        notes=[h("notice")], modes=["code", "qa"], rounds=2, feedback="examples",
+    )
+    code_0 = Grade(verdict="wrong_answer", reason=h("reason"), vectors_total=1, vectors_answered=1,
+                   failures=[VectorFailure(vector=h("vector"), kind="wrong_answer", inputs=h("inputs"), diffs=[
+                       FieldDiff(path=h("path"), kind="value", expected=h("expected"), got=h("got"), note=h("note"))])],
+                   output_tail=h("output"))
+    code_1 = Grade(verdict="timeout", reason=h("reason-1"), vectors_total=1, stop_reason=h("stop-reason"),
+                   stop_detail=h("stop-detail"), failures=[VectorFailure(
+                       vector="v0", kind="runtime_error", error_type=h("error-type"), error_message=h("error-message"),
+                       traceback=h("traceback"))])
+    qa_0 = Grade(verdict="wrong_answer", reason=h("qa-reason"), vectors_total=1, vectors_answered=1,
+                 fields={h("field"): FieldSummary(failed=1, answered=1)},
+                 failures=[VectorFailure(vector=h("qa-item"), kind="wrong_answer", diffs=[
+                     FieldDiff(path=h("qa-path"), kind="type", expected=1, got=h("qa-got"))])])
+    qa_1 = Grade(verdict="no_answer", reason=h("qa-reason-1"), vectors_total=1)
+    common = {"problem": pid, "sample": 0, "ts": "2025-01-01T00:00:01+00:00"}
+    records = [
+        {"type": "completion", "mode": "code", "round": 0, "text": h("reply-code"), "code": h("code") + "\nx = 1\n",
+         "extraction": {"method": "fenced", "reason": h("extraction")}, "meta": {}},
+        {"type": "grade", "mode": "code", "round": 0, "regrade": 0, "grade": code_0.model_dump(mode="json")},
+        {"type": "feedback", "mode": "code", "round": 0, "feedback": "examples", "message": h("feedback-code")},
+        {"type": "completion", "mode": "code", "round": 1, "text": "", "code": None,
+         "extraction": {"method": "none", "reason": h("extraction-1")}, "meta": {}},
+        {"type": "grade", "mode": "code", "round": 1, "regrade": 0, "grade": code_1.model_dump(mode="json")},
+        {"type": "completion", "mode": "qa", "item": h("item"), "round": 0, "text": h("reply-qa"),
+         "answer": {h("answer-key"): h("answer-value")}, "extraction": {"reason": ""}, "meta": {}},
+        {"type": "grade", "mode": "qa", "item": h("item"), "round": 0, "regrade": 0,
+         "grade": qa_0.model_dump(mode="json")},
+        {"type": "feedback", "mode": "qa", "item": h("item"), "round": 0, "feedback": "examples",
+         "message": h("feedback-qa")},
+        {"type": "completion", "mode": "qa", "item": h("item"), "round": 1, "text": h("reply-qa-1"), "answer": None,
+         "extraction": {"reason": h("qa-extraction")}, "meta": {}},
+        {"type": "grade", "mode": "qa", "item": h("item"), "round": 1, "regrade": 0,
+         "grade": qa_1.model_dump(mode="json")},
+    ]
+    run = RunDir.create(parent, manifest)
+    run.lock()
+    try:
+        for rec in records:
+            run.journal.append({**common, **rec})
+    finally:
+        run.unlock()
+    return run.path
+
+
+class _Shown(_Tags):
+    """Also collects every text node and attribute value, as a reader (or a script) sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        super().handle_starttag(tag, attrs)
+        self.shown += [v for _, v in attrs if v]
+
+    def handle_data(self, data):
+        super().handle_data(data)
+        if not self._in:
+            self.shown.append(data)
+
+
+def assert_escaped(page: str, expected: list[str], data: object) -> None:
+    """No hostile string arrives as markup, each expected one is shown intact (as text or an
+    attribute value), and the data block is inert and equals ``data``."""
+    head, rest = page.split('<script type="application/json" id="report-data">')
+    markup = head + rest[rest.index("</script>"):]  # the data block is JSON: a quote there is \"
+    for raw in ("<script>document", '"onmouseover', "<img", "<u>", "&amp; #"):
+        assert raw not in markup, raw
+    p = _Shown()
+    p.feed(page)
+    p.close()
+    tags = [t for t, _ in p.tags]
+    assert [a.get("type") for t, a in p.tags if t == "script"] == [None, "application/json", None]
+    assert "img" not in tags and "u" not in tags
+    assert not [(t, n) for t, a in p.tags for n in a if n.startswith("on")]
+    missing = [s for s in expected if not any(s in text for text in p.shown)]
+    assert not missing, missing
+    assert "</script" not in p.data["report-data"].lower()
+    assert json.loads(p.data["report-data"]) == json.loads(json.dumps(data))
+
+
+@pytest.fixture(scope="module")
+def hostile_pages(tmp_path_factory):
+    """(summary, run page, leaderboard page) of the hostile run (the leaderboard beside a copy of
+    it with other pack contents, so that it warns, naming the pack)."""
+    from grader.results.leaderboard import build_leaderboard, render_leaderboard_html
+
+    path = make_hostile_run(tmp_path_factory.mktemp("hostile"))
+    s = run_summary(load_run(path))
+    other = json.loads(json.dumps(s))
+    other["run"]["pack"][HOSTILE_PACK]["hash"] = hostile("other-hash")
+    board = build_leaderboard([s, other])
+    return s, render_html(s, failing_samples(path)), render_leaderboard_html(board), board
+
+
+RUN_PAGE_SHOWS = [
+    "model", "created", "notice", "endpoint", "version", "hash", "pack-tier", "image-tag", "exec-mode",
+    "commit", "problem", "family", "difficulty", "title", "tier", "item", "reason", "vector", "inputs", "path",
+    "note", "output", "reason-1", "stop-reason", "stop-detail", "error-type", "error-message", "traceback",
+    "feedback-code", "code", "extraction-1", "qa-reason", "field", "qa-item", "qa-path", "reply-qa",
+    "feedback-qa", "reply-qa-1", "qa-reason-1", "qa-extraction",
+]
+SHOWN_AS_JSON = ["expected", "got", "qa-got", "answer-key", "answer-value"]
+
+
+def test_hostile_strings_are_escaped_wherever_the_run_page_shows_them(hostile_pages):
+    s, page, _, _ = hostile_pages
+    assert set(s["modes"]) == {"code", "qa"} and s["gap"] and s["revision"]
+    assert_escaped(page, [HOSTILE_PACK, HOSTILE_RUN, hostile("generation")[:79] + "\u2026"]  # clipped to 80
+                   + [hostile(t) for t in RUN_PAGE_SHOWS]
+                   + [json.dumps(hostile(t), ensure_ascii=False) for t in SHOWN_AS_JSON], s)
+
+
+def test_hostile_strings_are_escaped_wherever_the_leaderboard_shows_them(hostile_pages):
+    _, _, page, board = hostile_pages
+    assert any(HOSTILE_PACK in w for w in board["warnings"])
+    assert_escaped(page, [HOSTILE_PACK, HOSTILE_RUN, hostile("other-hash")[:12]]
+                   + [hostile(t) for t in ("model", "notice", "family", "tier", "created")], board)
+
+
+@pytest.mark.browser
+def test_hostile_pages_run_no_hostile_script_in_chromium(hostile_pages, tmp_path):
+    _, page, board_page, _ = hostile_pages
+    for name, html in (("run", page), ("board", board_page)):
+        dom = dump_dom(write(tmp_path, html, f"{name}.html"))
+        assert_rendered_cleanly(dom)
+        assert 'document.body.dataset.pwned="model"' in dom  # shown as text
+
+
+def test_a_missing_datum_fails_the_page_instead_of_vanishing(crafted):
+    """The templates are strict: a variable the data does not carry is an error, not an empty string."""
+    import jinja2
+
+    from grader.results.html_report import report_view
+    from grader.results.pages import render_page
+
+    _, summary, samples, page = crafted
+    view = report_view(summary, samples)
+    assert render_page("report.html", **view) == page
+    del view["code"]["headline"]["pass1"]
+    with pytest.raises(jinja2.UndefinedError, match="pass1"):
+        render_page("report.html", **view)
+
+
+def test_the_package_data_carries_every_template():
+    """An installed perfgrade finds its templates: each file in grader/results/templates matches a
+    package-data pattern of pyproject.toml."""
+    import fnmatch
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    patterns = declared["grader.results"]
+    package = ROOT / "grader" / "results"
+    files = [f.relative_to(package).as_posix() for f in (package / "templates").rglob("*") if f.is_file()]
+    assert {"templates/base.html", "templates/report.html", "templates/leaderboard.html"} <= set(files)
+    assert [f for f in files if not any(fnmatch.fnmatch(f, p) for p in patterns)] == []

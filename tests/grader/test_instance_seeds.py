@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from support import TINY_PACK
+
+from fakes.model_server import FakeModelServer
+from grader.cli import main
 from grader.errors import ConfigError
 from grader.packs import vectors
 from grader.packs.problems import Catalog, load_pack
@@ -25,6 +29,7 @@ from grader.packs.vectors import derive_seed, parse_instance_seed
 ROOT = Path(__file__).resolve().parents[2]
 PERF_CORE = ROOT / "problems" / "perf-core"
 PERF_MODEL = ROOT / "problems" / "perf-model"
+TINY = ["--pack-path", str(TINY_PACK), "--pack", "tiny-pack"]
 
 
 def _keys(vs) -> list[str]:
@@ -214,3 +219,144 @@ def test_every_perf_core_problem_draws_fresh_instances(core):
         assert keys != _keys(release.hidden), p.qualified_id
         items = qa_items(p, fresh.hidden, 5, instance_seed=20261205)
         assert Counter(i.kind for i in items) == Counter(i.kind for i in qa_items(p, release.hidden, 5)), p.qualified_id
+
+
+# ------------------------------------------------------------------------------------------
+# runs: manifest, resume, report, leaderboard, compare
+# ------------------------------------------------------------------------------------------
+
+def _right_answer(prompt: str, body: dict) -> str:
+    x = _instance(prompt)
+    return f"```json\n{json.dumps({'y': 2 * x, 'half': x / 2})}\n```"
+
+
+def _qa_eval(tmp_path, name: str, *extra: str, answers=_right_answer) -> tuple[int, list[int]]:
+    with FakeModelServer(answers) as srv:
+        rc = main(["eval", "--mode", "qa", *TINY, "--problem", "sound", "--qa-items", "3", "--samples", "2",
+                   "--model", "fake", "--base-url", srv.base_url, "--api-key-env", "NONE", "--no-cache",
+                   "--runs-dir", str(tmp_path), "--name", name, "--quiet", *extra])
+        asked = [_instance(r["messages"][-1]["content"]) for r in srv.requests]
+    return rc, asked
+
+
+def test_eval_asks_the_seeds_items_and_records_the_seed(tiny_catalog, tmp_path, capsys):
+    p = tiny_catalog.find("tiny-pack/sound")
+    rc, asked = _qa_eval(tmp_path, "s7", "--instance-seed", "7")
+    assert rc == 0
+    want = [i.args[0] for i in qa_items(p, vectors.load(p, instance_seed=7).hidden, 3, instance_seed=7)]
+    assert sorted(asked) == sorted(want * 2)  # every fresh item, for each of the two samples
+    release = [i.args[0] for i in qa_items(p, vectors.load(p).hidden, 3)]
+    assert not set(asked) & set(release)
+    manifest = json.loads((tmp_path / "s7" / "manifest.json").read_text())
+    assert manifest["instance_seed"] == 7
+    assert manifest["problems"][0]["vectors_digest"] == vectors.load(p, instance_seed=7).digest
+    assert "instance seed 7" in capsys.readouterr().err
+
+    assert main(["report", str(tmp_path / "s7"), "--json", "-"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["run"]["instance_seed"] == 7 and summary["qa"]["headline"]["accuracy"] == 1.0
+    assert main(["report", str(tmp_path / "s7")]) == 0
+    assert "instance seed 7" in capsys.readouterr().out
+
+    rc, asked = _qa_eval(tmp_path, "release")
+    assert rc == 0 and sorted(asked) == sorted(release * 2)
+    assert json.loads((tmp_path / "release" / "manifest.json").read_text())["instance_seed"] is None
+    assert main(["report", str(tmp_path / "release")]) == 0
+    assert "instance seed release" in capsys.readouterr().out
+
+
+def test_resume_refuses_another_seed_and_keeps_its_own(tmp_path, capsys):
+    assert _qa_eval(tmp_path, "s7", "--instance-seed", "7")[0] == 0
+    capsys.readouterr()
+    for other in ("8", "release"):
+        assert main(["eval", "--resume", str(tmp_path / "s7"), "--pack-path", str(TINY_PACK),
+                     "--instance-seed", other, "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert "is graded on instance seed 7, not on" in err and "would mix instance seeds" in err
+    # without the option (or with the same seed) the run resumes on its own seed: its vectors and
+    # items are the ones it was graded on (a different draw would be refused), nothing is redone
+    journal = tmp_path / "s7" / "journal.jsonl"
+    done = sum(json.loads(line)["type"] == "completion" for line in journal.read_text().splitlines())
+    for extra in ([], ["--instance-seed", "7"]):
+        assert main(["eval", "--resume", str(tmp_path / "s7"), "--pack-path", str(TINY_PACK), "--quiet", *extra]) == 0
+    assert sum(json.loads(line)["type"] == "completion" for line in journal.read_text().splitlines()) == done == 6
+
+
+def test_a_run_written_before_instance_seeds_reads_as_the_release(tmp_path, capsys):
+    assert _qa_eval(tmp_path, "old")[0] == 0
+    path = tmp_path / "old" / "manifest.json"
+    data = json.loads(path.read_text())
+    del data["instance_seed"]
+    path.write_text(json.dumps(data, indent=2))
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "old"), "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["run"]["instance_seed"] is None
+    assert main(["eval", "--resume", str(tmp_path / "old"), "--pack-path", str(TINY_PACK), "--instance-seed", "3",
+                 "--quiet"]) == 2
+    assert "graded on the release's instances, not on instance seed 3" in capsys.readouterr().err
+    # it sits on a board beside a new release run
+    assert _qa_eval(tmp_path, "new")[0] == 0
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "old"), str(tmp_path / "new"), "--json", "-"]) == 0
+    assert json.loads(capsys.readouterr().out)["instance_seed"] is None
+
+
+def test_leaderboard_and_compare_never_mix_seeds(tmp_path, capsys):
+    for name, extra in (("rel", []), ("s7", ["--instance-seed", "7"]), ("s7b", ["--instance-seed", "7"])):
+        assert _qa_eval(tmp_path, name, *extra)[0] == 0
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "rel"), str(tmp_path / "s7"), str(tmp_path / "s7b")]) == 2
+    err = capsys.readouterr().err
+    assert "the release's instances: fake (rel); instance seed 7: fake (s7), fake (s7b)" in err
+    assert "never mixes instance seeds" in err
+    assert main(["report", str(tmp_path / "s7"), str(tmp_path / "s7b"), "--json", "-"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["instance_seed"] == 7 and [r["instance_seed"] for r in board["runs"]] == [7, 7]
+    assert main(["report", str(tmp_path / "s7"), str(tmp_path / "s7b")]) == 0
+    assert "leaderboard (instance seed 7)" in capsys.readouterr().out
+
+    assert main(["compare", str(tmp_path / "rel"), str(tmp_path / "s7"), "--mode", "qa"]) == 2
+    err = capsys.readouterr().err
+    assert "graded on different instances" in err and "rel: the release's instances; s7: instance seed 7" in err
+    assert main(["compare", str(tmp_path / "s7"), str(tmp_path / "s7b"), "--mode", "qa", "--json"]) == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["instance_seed"] == 7 and c["shared_samples"] == 6 and c["diff"] == 0.0
+
+
+# ------------------------------------------------------------------------------------------
+# code mode through the real sandbox: a model that learned the release's hidden vectors
+# ------------------------------------------------------------------------------------------
+
+CORRECT = "def double(x):\n    return {'y': 2 * x, 'half': x / 2}\n"
+
+
+def _memorizer(p) -> str:
+    """Code that answers the release's hidden vectors from a table and anything else wrongly."""
+    table = {v.args[0]: v.expected for v in vectors.load(p).hidden}
+    return f"TABLE = {table!r}\n\ndef double(x):\n    return TABLE.get(x, {{'y': 0, 'half': 0.0}})\n"
+
+
+def _fenced(code: str) -> str:
+    return f"Here it is.\n\n```python\n{code}```\n"
+
+
+@pytest.mark.docker
+def test_a_private_seed_fails_code_that_memorized_the_release(tiny_catalog, tmp_path, capsys):
+    p = tiny_catalog.find("tiny-pack/sound")
+    completions = tmp_path / "c.jsonl"
+    completions.write_text("".join(json.dumps({"problem": p.qualified_id, "sample": i, "text": _fenced(code)}) + "\n"
+                                   for i, code in enumerate([_memorizer(p), CORRECT])))
+    verdicts = {}
+    for name, extra in (("release", []), ("s7", ["--instance-seed", "7"])):
+        assert main(["eval", *TINY, "--completions", str(completions), "--workers", "2", "--runs-dir", str(tmp_path),
+                     "--name", name, "--quiet", *extra]) == 0
+        grades = [json.loads(line) for line in (tmp_path / name / "journal.jsonl").read_text().splitlines()]
+        verdicts[name] = [g["grade"]["verdict"] for g in sorted((g for g in grades if g["type"] == "grade"),
+                                                                 key=lambda g: g["sample"])]
+    assert verdicts == {"release": ["pass", "pass"], "s7": ["wrong_answer", "pass"]}
+    m7 = json.loads((tmp_path / "s7" / "manifest.json").read_text())
+    assert m7["instance_seed"] == 7 and m7["problems"][0]["n_hidden"] == 50
+    assert m7["problems"][0]["vectors_digest"] == vectors.load(p, instance_seed=7).digest != vectors.load(p).digest
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "s7")]) == 0
+    assert "instance seed 7" in capsys.readouterr().out

@@ -324,6 +324,75 @@ def test_leaderboard_and_compare_never_mix_seeds(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------------------
+# export and reward
+# ------------------------------------------------------------------------------------------
+
+def test_export_with_a_seed_writes_its_qa_items_and_records_it(tiny_catalog, tmp_path, capsys):
+    out, rel = tmp_path / "seed.jsonl", tmp_path / "release.jsonl"
+    assert main(["problems", "export", "tiny-pack", "--pack-path", str(TINY_PACK), "--out", str(out),
+                 "--mode", "both", "--qa-items", "2", "--instance-seed", "7"]) == 0
+    assert "instance seed 7" in capsys.readouterr().err
+    assert main(["problems", "export", "tiny-pack", "--pack-path", str(TINY_PACK), "--out", str(rel),
+                 "--mode", "both", "--qa-items", "2"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    old = {r["problem"]: r for r in map(json.loads, rel.read_text().splitlines())}
+    assert {r["instance_seed"] for r in rows} == {7} and {r["extra_info"]["instance_seed"] for r in rows} == {7}
+    assert {r["instance_seed"] for r in old.values()} == {None}
+    text = out.read_text()
+    for r in rows:
+        if r.get("mode") != "qa":  # a code-mode prompt is the same for every seed
+            assert r["prompt_text"] == old[r["problem"]]["prompt_text"]
+            continue
+        pid, item = r["problem"].rsplit(":", 1)
+        p = tiny_catalog.find(pid)
+        fresh = vectors.load(p, instance_seed=7)
+        it = {i.id: i for i in qa_items(p, fresh.hidden, 2, instance_seed=7)}[item]
+        assert r["prompt_text"] == render_qa_prompt(p, it, fresh.visible) != old[r["problem"]]["prompt_text"]
+        assert json.dumps(it.expected, separators=(", ", ": ")) not in r["prompt_text"]
+        assert _instance(r["prompt_text"]) == it.args[0]
+    for p in tiny_catalog.problems("tiny-pack"):  # no fresh hidden input is exported
+        for v in vectors.load(p, instance_seed=7).hidden:
+            assert f"double(x={v.args[0]})\\n" not in text, (p.id, v.id)
+
+
+def test_qa_rewards_grade_the_rewarders_seed_and_the_adapters_refuse_another(tiny_catalog):
+    from grader.grading.execution import GradingEngine
+    from grader.reward import Rewarder, make_trl_reward_func
+    from grader.reward.adapters import _verl_seeds
+
+    p = tiny_catalog.find("tiny-pack/sound")
+    fresh = qa_items(p, vectors.load(p, instance_seed=7).hidden, 5, instance_seed=7)[0]
+    release = qa_items(p, vectors.load(p).hidden, 5)[0]
+    assert fresh.expected != release.expected
+
+    def answer(item) -> str:
+        return f"```json\n{json.dumps(item.expected)}\n```"
+
+    key = f"{p.qualified_id}:{fresh.id}"
+    with Rewarder(engine=GradingEngine(), catalog=tiny_catalog, instance_seed=7) as r7, \
+            Rewarder(engine=GradingEngine(), catalog=tiny_catalog) as r0:
+        assert r7.instance_seed == 7 and r0.instance_seed is None
+        assert r7.score(key, [answer(fresh), answer(release)], mode="qa").verdicts == ["correct", "wrong_answer"]
+        assert r0.score(key, [answer(fresh), answer(release)], mode="qa").verdicts == ["wrong_answer", "correct"]
+        # TRL passes the dataset's columns: rows of the rewarder's seed are graded, others refused
+        reward7 = make_trl_reward_func(r7)
+        assert reward7(prompts=["p"] * 2, completions=[answer(fresh), answer(release)], problem=[key] * 2,
+                       instance_seed=[7, 7]) == [1.0, 0.0]
+        assert reward7(prompts=["p"], completions=[answer(fresh)], problem=[key]) == [1.0]  # an older export
+        with pytest.raises(ConfigError, match="rows were exported for the release's instances, but the rewarder "
+                                              "grades instance seed 7"):
+            reward7(prompts=["p"], completions=[answer(fresh)], problem=[key], instance_seed=[None])
+        with pytest.raises(ConfigError, match="exported for instance seed 7, but the rewarder grades the release's"):
+            make_trl_reward_func(r0)(prompts=["p"], completions=["x"], problem=[key], instance_seed=[7])
+        # verl: the seed travels in extra_info
+        _verl_seeds(r7, [{"problem": key, "instance_seed": 7}, None, {"problem": key}])
+        with pytest.raises(ConfigError, match="instance seed 3"):
+            _verl_seeds(r7, [{"problem": key, "instance_seed": 3}])
+    with pytest.raises(ConfigError, match="non-negative integer"):
+        Rewarder(engine=GradingEngine(), catalog=tiny_catalog, instance_seed=-2)
+
+
+# ------------------------------------------------------------------------------------------
 # code mode through the real sandbox: a model that learned the release's hidden vectors
 # ------------------------------------------------------------------------------------------
 
@@ -360,3 +429,38 @@ def test_a_private_seed_fails_code_that_memorized_the_release(tiny_catalog, tmp_
     capsys.readouterr()
     assert main(["report", str(tmp_path / "s7")]) == 0
     assert "instance seed 7" in capsys.readouterr().out
+
+
+@pytest.mark.docker
+def test_rewards_with_a_seed_grade_its_hidden_vectors_and_verl_reads_it_from_the_environment(
+        tiny_registry, tiny_catalog, monkeypatch):
+    import importlib.util
+    import sys
+
+    from grader.reward import Rewarder
+
+    p = tiny_catalog.find("tiny-pack/sound")
+    fresh = vectors.load(p, instance_seed=7).hidden
+    known = {v.args[0] for v in vectors.load(p).hidden}
+    share = sum(v.args[0] in known for v in fresh) / len(fresh)  # fresh inputs the table happens to hold
+    texts = [_fenced(_memorizer(p)), _fenced(CORRECT)]
+    with Rewarder(catalog=tiny_catalog, workers=2, instance_seed=7) as r:
+        out = r.score(p.qualified_id, texts, partial=True)
+        assert out.verdicts == ["wrong_answer", "pass"]
+        assert out.rewards == [pytest.approx(share), 1.0] and share < 0.2
+
+    monkeypatch.setenv("PERFGRADE_PACKS", str(TINY_PACK))
+    monkeypatch.setenv("PERFGRADE_REWARD_INSTANCE_SEED", "7")
+    spec = importlib.util.spec_from_file_location("custom_module", ROOT / "grader" / "reward" / "adapters.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "custom_module", module)
+    spec.loader.exec_module(module)
+    try:
+        info = {"problem": p.qualified_id, "split": "train", "instance_seed": 7}
+        assert module.verl_compute_score_batch(data_sources=["perfgrade/tiny-pack"] * 2, solution_strs=texts,
+                                               ground_truths=[p.qualified_id] * 2, extra_infos=[info, info]) == [0.0, 1.0]
+        with pytest.raises(ConfigError, match="exported for the release's instances"):
+            module.verl_compute_score(data_source="perfgrade/tiny-pack", solution_str=texts[1],
+                                      ground_truth=p.qualified_id, extra_info={**info, "instance_seed": None})
+    finally:
+        module.close_default_rewarder()

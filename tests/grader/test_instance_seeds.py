@@ -221,6 +221,19 @@ def test_every_perf_core_problem_draws_fresh_instances(core):
         assert Counter(i.kind for i in items) == Counter(i.kind for i in qa_items(p, release.hidden, 5)), p.qualified_id
 
 
+def test_problems_show_prints_a_seeds_qa_prompt_and_the_same_code_prompt(tiny_catalog, capsys):
+    p = tiny_catalog.find("tiny-pack/sound")
+    show = ["problems", "show", "tiny-pack/sound", "--pack-path", str(TINY_PACK)]
+    assert main(show) == 0
+    code = capsys.readouterr().out
+    assert main([*show, "--instance-seed", "7"]) == 0 and capsys.readouterr().out == code
+    assert main([*show, "--qa", "q1", "--instance-seed", "7"]) == 0
+    item = qa_items(p, vectors.load(p, instance_seed=7).hidden, 5, instance_seed=7)[1]
+    assert capsys.readouterr().out == render_qa_prompt(p, item, vectors.load(p).visible)
+    assert main([*show, "--qa", "--instance-seed", "seven"]) == 2
+    assert "non-negative integer or 'release'" in capsys.readouterr().err
+
+
 # ------------------------------------------------------------------------------------------
 # runs: manifest, resume, report, leaderboard, compare
 # ------------------------------------------------------------------------------------------

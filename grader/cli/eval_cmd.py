@@ -35,6 +35,7 @@ examples:
   python -m grader eval --family F4 --difficulty hard --samples 5 --regrade 2 --batch 8
   python -m grader eval --mode both --pack perf-model --samples 5 --qa-items 5
   python -m grader eval --rounds 3 --feedback examples --samples 5
+  python -m grader eval --instance-seed $RANDOM --samples 5      # fresh hidden vectors and Q&A items
 
 exit status:
   0    the run is complete
@@ -63,6 +64,11 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
     sel.add_argument("--problem", action="append", metavar="ID", help="only these problems (repeatable)")
     sel.add_argument("--family", action="append", help="only these families, e.g. F4 (repeatable)")
     sel.add_argument("--difficulty", action="append", choices=["easy", "medium", "hard"])
+    sel.add_argument("--instance-seed", metavar="S", default=None,
+                     help="draw fresh hidden vectors (small and real-size) and Q&A items from seed S, a "
+                     "non-negative integer, with the same generators and references: a private seed rules out "
+                     "a model trained on the published instances. The prompt's visible examples stay the "
+                     "release's. Default: release (the instances every published figure is about)")
     add_pack(sel)
 
     gen = p.add_argument_group("model")
@@ -238,6 +244,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ..grading.execution import safe_workers
     from ..packs import vectors
     from ..packs.prompt import render_prompt
+    from ..packs.vectors import parse_instance_seed, seed_words
     from ..packs.problems import Catalog
     from ..packs.qa import qa_items, render_qa_prompt
     from ..pipeline.completions_file import file_digest, load_completions
@@ -265,6 +272,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
                               "mix runtimes (resume without --runtime, or start a new run)")
         if saved and saved != "default":
             args.runtime = saved
+        instance_seed = m.instance_seed
+        if args.instance_seed is not None and parse_instance_seed(args.instance_seed) != instance_seed:
+            raise RunDirError(
+                f"run {m.run_id} is graded on {seed_words(instance_seed)}, not on "
+                f"{seed_words(parse_instance_seed(args.instance_seed))}: results would mix instance seeds "
+                "(resume without --instance-seed, or start a new run)")
         problems = [catalog.find(e.id) for e in m.problems]
         for e, p in zip(m.problems, problems):
             if p.content_hash != e.content_hash:
@@ -288,6 +301,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         batch = int(m.exec_mode.split(":")[1]) if m.exec_mode.startswith("batch:") else 1
     else:
         problems = _select(args, catalog)
+        instance_seed = parse_instance_seed(args.instance_seed)
         ks = _parse_ks(args.k)
         regrade = args.regrade
         mode = args.mode or "code"
@@ -340,9 +354,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     workers, note = safe_workers(workers, biggest)
     if note and needs_sandbox:
         con.print(f"[yellow]{note}[/yellow]")
-    # hidden vectors: computed (or read from the content-keyed cache) before anything runs
-    vecs = {p.qualified_id: vectors.load(p) for p in problems}
-    items = {p.qualified_id: qa_items(p, vecs[p.qualified_id].hidden, n_items) for p in problems} if "qa" in modes else {}
+    # hidden vectors: computed (or read from the cache keyed on content and seed) before anything runs
+    vecs = {p.qualified_id: vectors.load(p, instance_seed=instance_seed) for p in problems}
+    items = ({p.qualified_id: qa_items(p, vecs[p.qualified_id].hidden, n_items, instance_seed=instance_seed)
+              for p in problems} if "qa" in modes else {})
+    if args.resume:
+        for e in run.manifest.problems:
+            if vecs[e.id].digest != e.vectors_digest:
+                raise RunDirError(f"the hidden vectors of {e.id} differ from the ones run {run.manifest.run_id} "
+                                  "was graded on: results would mix instances; start a new run")
     prompts: dict[tuple[str, str, str], str] = {}
     for p in problems:
         pid = p.qualified_id
@@ -382,6 +402,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             limits=limits.model_dump(), host=host_facts(), notes=[DEMO_NOTICE] if source == "demo" else [],
             exec_mode="per-sample" if batch == 1 else f"batch:{batch}",
             modes=list(modes), rounds=rounds, feedback=feedback, revise_all=revise_all,
+            instance_seed=instance_seed,
         )
         run = RunDir.create(Path(args.runs_dir) if args.runs_dir else runs_dir(), manifest)
     elif engine is not None and run.manifest.image.get("id") != engine.image_id:
@@ -395,6 +416,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if source == "demo":
         con.print(f"[bold yellow]NOTE:[/bold yellow] {DEMO_NOTICE}")
     con.print(f"run directory: {run.path}")
+    if instance_seed is not None:
+        con.print(f"instance seed {instance_seed}: fresh hidden vectors"
+                  + (" and Q&A items" if "qa" in modes else "") + ", not the release's")
     plan = EvalPlan(problems=problems, samples=samples, source=source, prompts=prompts, vectors=vecs,
                     modes=modes, qa_items=items, client=client, file_completions=file_completions,
                     concurrency=args.concurrency, workers=workers, regrade=regrade, base_limits=limits,

@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
     q.add_argument("--qa", metavar="ITEM", nargs="?", const="list",
                    help="print the prompt of a Q&A item instead (e.g. q0, c0.1; with no ITEM, list the items)")
     q.add_argument("--qa-items", type=int, default=5, metavar="N", help="Q&A items per kind, as in eval (default 5)")
+    q.add_argument("--instance-seed", metavar="S", default=None,
+                   help="the Q&A items of instance seed S, as eval --instance-seed S asks them (default: release; "
+                   "the code-mode prompt is the same for every seed)")
     q.set_defaults(handler=cmd_show)
 
     q = ps.add_parser("export", help="the prompts of a pack as a training dataset (JSON Lines)",
@@ -43,7 +46,8 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
                       "output of one is written (the visible examples are in the prompt). The rows work as a "
                       "TRL GRPOTrainer dataset and, converted to Parquet, as a verl dataset; see docs/reward.md.",
                       epilog="examples:\n  python -m grader problems export perf-core --out perf-core.jsonl\n"
-                      "  python -m grader problems export perf-core --out prompts.jsonl --split-seed 7 --test-share 0.3")
+                      "  python -m grader problems export perf-core --out prompts.jsonl --split-seed 7 --test-share 0.3\n"
+                      "  python -m grader problems export perf-core --out fresh.jsonl --mode both --instance-seed 7421")
     q.add_argument("pack", help="the pack to export")
     q.add_argument("--out", required=True, metavar="FILE.jsonl", help="where to write (- for stdout)")
     q.add_argument("--split-seed", type=int, default=0, metavar="S", help="seed of the train/test split (default 0)")
@@ -53,6 +57,9 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
     q.add_argument("--mode", choices=["code", "qa", "both"], default="code",
                    help="code: one row per problem (default); qa: one row per Q&A item; both")
     q.add_argument("--qa-items", type=int, default=5, metavar="N", help="Q&A items per kind, as in eval (default 5)")
+    q.add_argument("--instance-seed", metavar="S", default=None,
+                   help="draw the Q&A items from instance seed S, as eval --instance-seed S does (default: release); "
+                   "every row records it, and a Rewarder grades it with Rewarder(instance_seed=S)")
     q.set_defaults(handler=cmd_export)
 
     q = ps.add_parser("validate", help="prove a pack is sound (gold passes, variants fail, ...)",
@@ -132,7 +139,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     from ..packs.prompt import render_prompt
 
     problem = _catalog(args).find(args.id)
-    vs = vectors.load(problem)
+    instance_seed = vectors.parse_instance_seed(args.instance_seed)
+    vs = vectors.load(problem)  # the visible examples: the release's for every instance seed
     import sys
 
     if args.qa is None:
@@ -144,7 +152,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise ConfigError(f"{problem.qualified_id} has no [qa] table: it has no Q&A items")
     if args.qa_items < 1:
         raise ConfigError("--qa-items must be >= 1")
-    items = {it.id: it for it in qa_items(problem, vs.hidden, args.qa_items)}
+    hidden = vs.hidden if instance_seed is None else vectors.load(problem, instance_seed=instance_seed).hidden
+    items = {it.id: it for it in qa_items(problem, hidden, args.qa_items, instance_seed=instance_seed)}
     if args.qa == "list":
         for it in items.values():
             sys.stdout.write(f"{it.id}\t{it.kind}\t{it.question or 'what the function returns'}\n")
@@ -260,14 +269,16 @@ def cmd_export(args: argparse.Namespace) -> int:
     import sys
 
     from ..packs.export import export_rows, to_jsonl
+    from ..packs.vectors import parse_instance_seed, seed_label
 
+    instance_seed = parse_instance_seed(args.instance_seed)
     if not 0.0 <= args.test_share <= 1.0:
         raise ConfigError(f"--test-share must be between 0 and 1 (got {args.test_share})")
     problems = _catalog(args).problems(args.pack)
     if args.qa_items < 1:
         raise ConfigError("--qa-items must be >= 1")
     rows = list(export_rows(problems, seed=args.split_seed, test_share=args.test_share, mode=args.mode,
-                            qa_count=args.qa_items))
+                            qa_count=args.qa_items, instance_seed=instance_seed))
     text = to_jsonl(rows)
     if args.out == "-":
         sys.stdout.write(text)
@@ -278,5 +289,6 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise ConfigError(f"--out {args.out}: {exc.strerror}") from None
     n_test = sum(r["split"] == "test" for r in rows)
     console(stderr=True).print(f"wrote {len(rows)} prompts of {args.pack} to {args.out} "
-                               f"({len(rows) - n_test} train, {n_test} test; split seed {args.split_seed})")
+                               f"({len(rows) - n_test} train, {n_test} test; split seed {args.split_seed}; "
+                               f"instance seed {seed_label(instance_seed)})")
     return 0

@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction, formatter: type) -> None:
                        formatter_class=formatter,
                        description="Recompute the summary of a run from its manifest and journal alone. With "
                        "several runs (one model each), a leaderboard: code pass@1, Q&A accuracy and their gap, each "
-                       "with its CI, the run-to-run spread, and a family-by-model heat map.",
+                       "with its CI, the run-to-run spread, and a family-by-model heat map. A leaderboard never mixes "
+                       "instance seeds: runs drawn from different seeds are refused (report each seed's runs apart).",
                        epilog="examples:\n  python -m grader report runs/<run>\n"
                        "  python -m grader report runs/<run> --html report.html\n"
                        "  python -m grader report runs/<run> --json summary.json\n"
@@ -53,7 +54,8 @@ def register(sub: argparse._SubParsersAction, formatter: type) -> None:
                        description="Compare two runs (or two revision rounds of one run) over the problems and "
                        "samples both contain: the difference in pass@1 (B - A; Q&A accuracy with --mode qa) with a "
                        "paired bootstrap confidence interval over problems, and per-problem wins and losses. Warns "
-                       "when the runs used different pack contents.",
+                       "when the runs used different pack contents; refuses runs drawn from different instance "
+                       "seeds (their samples answered different instances).",
                        epilog="examples:\n  python -m grader compare runs/<a> runs/<b>\n"
                        "  python -m grader compare runs/<a> --round-a 0 --round-b 2     # what revision changed\n"
                        "  python -m grader compare runs/<a> runs/<b> --mode qa")
@@ -291,6 +293,13 @@ def compare_runs(a_path: Path, b_path: Path | None = None, round_a: int = 0, rou
         round_b = a.manifest.rounds - 1 if same else 0
     if same and round_a == round_b:
         raise ConfigError("comparing a run with itself needs two different rounds (--round-a, --round-b)")
+    if a.manifest.instance_seed != b.manifest.instance_seed:
+        from ..packs.vectors import seed_words
+
+        raise ConfigError(
+            f"the runs were graded on different instances ({a.manifest.run_id}: {seed_words(a.manifest.instance_seed)}; "
+            f"{b.manifest.run_id}: {seed_words(b.manifest.instance_seed)}): their samples do not pair; "
+            "read each with report")
     shared_modes = [m for m in ("code", "qa") if m in a.manifest.modes and m in b.manifest.modes]
     if mode is None:
         if not shared_modes:
@@ -323,6 +332,7 @@ def compare_runs(a_path: Path, b_path: Path | None = None, round_a: int = 0, rou
     return {
         "a": {"run": a.manifest.run_id, "model": a.manifest.model, "round": round_a},
         "b": {"run": b.manifest.run_id, "model": b.manifest.model, "round": round_b},
+        "instance_seed": a.manifest.instance_seed,
         "mode": mode, "metric": "pass@1" if mode == "code" else "Q&A accuracy",
         "shared_problems": len(rows), "shared_samples": len(shared),
         "pass1_a": float(np.mean([r["a"] for r in rows])) if rows else None,

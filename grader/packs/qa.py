@@ -16,6 +16,11 @@ Items are deterministic in the Q&A seed, the choice seed (``[qa] choice_seed``, 
 problem id), the reference and the count: editing an unrelated file of the problem never
 reshuffles them. The prompt shows the spec, the pack's preamble, the input domain ("Inputs
 satisfy") and the visible examples, exactly as in code mode, then the instance and the answer format.
+
+An instance seed (see :mod:`.vectors`) draws fresh instances from a seed derived from it and the
+Q&A seed, never one of that seed's hidden inputs nor one of the release's, and folds itself into
+the options' shuffle and into the letter the balancing starts from, so neither the instances
+nor the sequence of correct letters carries over from the release.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 
 from .problems import ChoiceSpec, FieldSpec, Problem
 from .prompt import call_text, domain_lines, example_lines
-from .vectors import Vector, generate, hidden_inputs
+from .vectors import Vector, generate, hidden_inputs, load
 
 QA_PROMPT_VERSION = 2  # 2: the "Inputs satisfy" section, as in code prompts
 LETTERS = "ABCD"
@@ -89,7 +94,8 @@ def _answer(c: ChoiceSpec, cands: list[tuple[str, Any]]) -> int | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector, used: list[int]) -> QAItem | None:
+def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector, used: list[int],
+                 instance_seed: int | None = None) -> QAItem | None:
     cands = _candidates(problem, c, v)
     if not cands:
         return None
@@ -97,14 +103,18 @@ def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector, use
     if ans is None:
         return None
     spec = problem.data.qa
-    r = _rng("qa-choice", (spec.choice_seed if spec and spec.choice_seed else problem.id), j, i)
+    choice_seed = spec.choice_seed if spec and spec.choice_seed else problem.id
+    fresh = () if instance_seed is None else ("instance-seed", instance_seed)
+    r = _rng("qa-choice", choice_seed, *fresh, j, i)
     others = [k for k in range(len(cands)) if k != ans]
     r.shuffle(others)
     shown = others[: MAX_OPTIONS - 1]
     n = len(shown) + 1
     # the correct option goes where it has been least often so far: every letter is the answer
-    # about equally often over the items of a question
-    pos = min(range(n), key=lambda k: (used[k], (k - i) % n))
+    # about equally often over the items of a question; ties go round the letters from a start
+    # that an instance seed moves (the release starts at A)
+    start = 0 if instance_seed is None else _rng("qa-letters", choice_seed, *fresh, j).randrange(MAX_OPTIONS)
+    pos = min(range(n), key=lambda k: (used[k], (k - i - start) % n))
     used[pos] += 1
     order = shown[:pos] + [ans] + shown[pos:]
     return QAItem(id=f"c{j}.{i}", kind="choice", args=v.args, expected={"answer": LETTERS[pos]},
@@ -112,23 +122,38 @@ def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector, use
                   question=c.question, options=tuple(cands[k][0] for k in order))
 
 
-def qa_items(problem: Problem, hidden: Sequence[Vector], count: int = 5) -> tuple[QAItem, ...]:
-    """The Q&A items of a problem: ``count`` value items and ``count`` items per choice question."""
+def qa_items(problem: Problem, hidden: Sequence[Vector], count: int = 5, *,
+             instance_seed: int | None = None) -> tuple[QAItem, ...]:
+    """The Q&A items of a problem: ``count`` value items and ``count`` items per choice question.
+
+    ``hidden``: the code-mode hidden vectors of the same instance seed (no item is one of them);
+    ``instance_seed``: None for the release's items, else fresh ones drawn from that seed.
+    """
     spec = problem.data.qa
     if spec is None:
         return ()
     exclude = hidden_inputs(tuple(hidden))
+    if instance_seed is not None:  # nor one of the release's hidden inputs: those stay unseen for good
+        exclude |= hidden_inputs(load(problem).hidden)
     pool_size = count * (8 if spec.choices else 1)
-    pool = generate(problem, "qa", exclude=exclude, count=pool_size)
+    pool = list(generate(problem, "qa", exclude=exclude, count=pool_size, instance_seed=instance_seed))
     items = [QAItem(id=v.id, kind="value", args=v.args, expected=v.expected, fields=tuple(problem.data.outputs))
              for v in pool[:count]]
+    # the release's pool is fixed (the validator proves it is enough); a fresh seed's pool grows,
+    # up to four times, until every choice question has its count, where ties left it short
+    limit = pool_size if instance_seed is None else 4 * pool_size
     for j, c in enumerate(spec.choices):
         made = 0
         used = [0] * MAX_OPTIONS
-        for v in pool:
-            if made == count:
-                break
-            item = _choice_item(problem, j, made, c, v, used)
+        k = 0
+        while made < count:
+            if k == len(pool):
+                if len(pool) >= limit:
+                    break
+                pool += generate(problem, "qa", exclude=exclude, count=pool_size, instance_seed=instance_seed,
+                                 start=len(pool))
+            item = _choice_item(problem, j, made, c, pool[k], used, instance_seed)
+            k += 1
             if item is not None:
                 items.append(item)
                 made += 1

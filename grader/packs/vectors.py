@@ -5,6 +5,15 @@ Vectors are computed on the host, deterministically (case ``i`` of a seed always
 covers the spec, signature, generator, seeds and the reference code. Hidden vectors are used for
 grading only; they never appear in a prompt, in the sandbox image or in a log a model could see.
 Visible vectors are drawn separately (their own seed) and shown in the prompt as examples.
+
+**Instance seeds.** The seeds in ``problem.toml`` give the release's instances, the ones every
+published figure is about. An instance seed ``S`` (``eval --instance-seed S``) draws fresh hidden
+vectors (small and real-size) and fresh Q&A instances with the same generators and references:
+each seed of the problem is replaced by :func:`derive_seed` ``(S, problem, kind, seed)``, a hash,
+so problems and kinds stay independent of each other and of the release. The visible examples
+stay the release's (the prompt is the same for every seed) and a fresh hidden vector that
+coincides with one of them is redrawn. ``None`` (or ``"release"`` on the command line) is the
+release. Vectors of a seed are cached under the content hash and the seed.
 """
 
 from __future__ import annotations
@@ -19,11 +28,49 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PackError, ReferenceError_
+from ..errors import ConfigError, PackError, ReferenceError_
 from .problems import FieldSpec, Problem, TypeSpec
 from ..settings import cache_dir
 
 VECTOR_FORMAT = 1
+RELEASE = "release"  # the instance seed of the release, as the command line and reports spell it
+_SEEDED = ("hidden", "real", "qa")  # what an instance seed redraws; the visible examples never change
+
+
+def parse_instance_seed(value: "str | int | None") -> int | None:
+    """An instance seed from the command line or an API: ``None`` or ``"release"`` is the release
+    (``None``), anything else a non-negative integer."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == RELEASE):
+        return None
+    if isinstance(value, bool):
+        raise ConfigError(f"instance seed {value!r}: expected a non-negative integer or {RELEASE!r}")
+    try:
+        seed = int(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"instance seed {value!r}: expected a non-negative integer or {RELEASE!r}") from None
+    if seed < 0 or (isinstance(value, float) and value != seed):
+        raise ConfigError(f"instance seed {value!r}: expected a non-negative integer or {RELEASE!r}")
+    return seed
+
+
+def seed_label(instance_seed: int | None) -> str:
+    """``release`` or the seed's number, as reports show it."""
+    return RELEASE if instance_seed is None else str(instance_seed)
+
+
+def seed_words(instance_seed: int | None) -> str:
+    """``the release's instances`` or ``instance seed S``, for messages."""
+    return "the release's instances" if instance_seed is None else f"instance seed {instance_seed}"
+
+
+def derive_seed(instance_seed: int | None, problem: Problem, kind: str, seed: int) -> int:
+    """The seed a problem's ``kind`` of instances (hidden, real or qa) is drawn from under an
+    instance seed: the problem's own seed for the release, else a hash of (instance seed, problem,
+    kind, seed), so different problems and kinds never share a stream."""
+    if instance_seed is None:
+        return seed
+    text = f"perfgrade-instance-seed\0{instance_seed}\0{problem.qualified_id}\0{kind}\0{seed}"
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
 
 
 @dataclass(frozen=True)
@@ -41,6 +88,7 @@ class VectorSet:
     problem_hash: str
     hidden: tuple[Vector, ...]
     visible: tuple[Vector, ...]
+    instance_seed: int | None = None  # None: the release's instances
 
     @property
     def digest(self) -> str:
@@ -145,14 +193,21 @@ def _args_key(args: list[Any]) -> str:
 
 
 def generate(problem: Problem, which: str, exclude: set[str] | None = None,
-             count: int | None = None) -> tuple[Vector, ...]:
+             count: int | None = None, *, instance_seed: int | None = None, start: int = 0) -> tuple[Vector, ...]:
     """Draw the hidden, real-size, visible or Q&A vectors of a problem (no cache).
 
     Visible examples and Q&A instances are redrawn (from ``[seed, i, attempt]``) when they
     coincide with an input listed in ``exclude`` (the hidden ones), so a hidden vector never
-    appears in a prompt. Q&A instances come from ``qa.seed``; when the problem has real-size
-    vectors, every other instance is drawn at real size.
+    appears in a prompt; under an instance seed, hidden vectors are redrawn when they coincide
+    with a visible example listed in ``exclude``. Q&A instances come from ``qa.seed``; when the
+    problem has real-size vectors, every other instance is drawn at real size. ``instance_seed``
+    replaces the hidden, real and Q&A seeds by :func:`derive_seed`; the visible examples have
+    only the release's. ``start`` (Q&A only) continues a pool: vectors ``start`` to ``start + count - 1``.
     """
+    if start and which != "qa":
+        raise ValueError("only a Q&A pool is continued from an index")
+    if instance_seed is not None and which not in _SEEDED:
+        raise ValueError(f"the {which} vectors are the release's for every instance seed")
     spec = problem.data
     gen = problem.generator_fn
     ref = problem.reference_fn
@@ -172,14 +227,16 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
         count = 5 if count is None else count
     else:
         seed, count, prefix = spec.generator.visible_seed, spec.generator.visible_count, "v"
+    seed = derive_seed(instance_seed, problem, which, seed)
     names = [p.name for p in spec.signature.params]
     real_options = {**options, **spec.generator.real.options} if which == "qa" and spec.generator.real else None
     width = len(str(count - 1)) if which != "qa" else 1
     out = []
-    for i in range(count):
+    for i in range(start, start + count):
         vid = f"{prefix}{i:0{width}d}" if which != "qa" else f"{prefix}{i}"
         opts = real_options if real_options is not None and i % 2 == 1 else options
-        where = f"{problem.qualified_id} {which} vector {vid}"
+        where = f"{problem.qualified_id} {which} vector {vid}" + (
+            f" (instance seed {instance_seed})" if instance_seed is not None else "")
         for attempt in range(100):
             rng = np.random.default_rng([seed, i] if attempt == 0 else [seed, i, attempt])
             try:
@@ -194,7 +251,8 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
             if not exclude or _args_key(args) not in exclude:
                 break
         else:
-            raise ReferenceError_(f"{where}: every draw coincides with a hidden vector (the input space is too small)")
+            avoid = "a visible example" if which in ("hidden", "real") else "a hidden vector"
+            raise ReferenceError_(f"{where}: every draw coincides with {avoid} (the input space is too small)")
         call_args = json.loads(_canonical(args))  # the reference gets its own copy
         try:
             expected = ref(*call_args)
@@ -214,27 +272,47 @@ def hidden_inputs(hidden: tuple[Vector, ...]) -> set[str]:
     return {_args_key(v.args) for v in hidden}
 
 
-def _cache_path(problem: Problem) -> Path:
-    return cache_dir() / "vectors" / f"{problem.content_hash}.json"
+def _cache_path(problem: Problem, instance_seed: int | None = None) -> Path:
+    name = problem.content_hash if instance_seed is None else f"{problem.content_hash}-seed-{instance_seed}"
+    return cache_dir() / "vectors" / f"{name}.json"
 
 
-def load(problem: Problem, *, use_cache: bool = True) -> VectorSet:
-    """The problem's vectors, from the content-keyed cache when possible."""
-    path = _cache_path(problem)
+def _read_cache(path: Path, problem: Problem, instance_seed: int | None) -> VectorSet | None:
+    try:
+        data = json.loads(path.read_text())
+        if (data.get("format") == VECTOR_FORMAT and data.get("problem_hash") == problem.content_hash
+                and data.get("instance_seed") == instance_seed):
+            return VectorSet(
+                problem_hash=problem.content_hash,
+                hidden=tuple(Vector(**v) for v in data["hidden"]),
+                visible=tuple(Vector(**v) for v in data["visible"]),
+                instance_seed=instance_seed,
+            )
+    except (ValueError, KeyError, TypeError, OSError, AttributeError):
+        pass  # a damaged cache entry is recomputed
+    return None
+
+
+def load(problem: Problem, *, use_cache: bool = True, instance_seed: int | None = None) -> VectorSet:
+    """The problem's vectors, from the cache keyed on content hash and instance seed when possible.
+
+    ``instance_seed`` None is the release; a seed draws fresh hidden vectors (small and real-size)
+    beside the release's visible examples, never coinciding with one of them.
+    """
+    path = _cache_path(problem, instance_seed)
     if use_cache and path.is_file():
-        try:
-            data = json.loads(path.read_text())
-            if data.get("format") == VECTOR_FORMAT and data.get("problem_hash") == problem.content_hash:
-                return VectorSet(
-                    problem_hash=problem.content_hash,
-                    hidden=tuple(Vector(**v) for v in data["hidden"]),
-                    visible=tuple(Vector(**v) for v in data["visible"]),
-                )
-        except (ValueError, KeyError, TypeError, OSError):
-            pass  # a damaged cache entry is recomputed
-    hidden = generate(problem, "hidden") + generate(problem, "real")
-    vs = VectorSet(problem_hash=problem.content_hash, hidden=hidden,
-                   visible=generate(problem, "visible", exclude=hidden_inputs(hidden)))
+        cached = _read_cache(path, problem, instance_seed)
+        if cached is not None:
+            return cached
+    if instance_seed is None:
+        hidden = generate(problem, "hidden") + generate(problem, "real")
+        visible = generate(problem, "visible", exclude=hidden_inputs(hidden))
+    else:
+        visible = load(problem, use_cache=use_cache).visible
+        shown = hidden_inputs(visible)
+        hidden = (generate(problem, "hidden", exclude=shown, instance_seed=instance_seed)
+                  + generate(problem, "real", exclude=shown, instance_seed=instance_seed))
+    vs = VectorSet(problem_hash=problem.content_hash, hidden=hidden, visible=visible, instance_seed=instance_seed)
     if use_cache:
         # key order is kept as generated (not sorted), so cached vectors render the same prompt
         _write_atomic(
@@ -243,6 +321,7 @@ def load(problem: Problem, *, use_cache: bool = True) -> VectorSet:
                 "format": VECTOR_FORMAT,
                 "problem": problem.qualified_id,
                 "problem_hash": problem.content_hash,
+                "instance_seed": instance_seed,
                 "hidden": [v.__dict__ for v in vs.hidden],
                 "visible": [v.__dict__ for v in vs.visible],
             }, separators=(",", ":"), allow_nan=False),

@@ -11,15 +11,22 @@ different pack contents (the same pack name with different content hashes) or ar
 notes say when they cover different problems or packs. The board prints as a terminal table
 (:func:`render_leaderboard`) or as a page, the template ``templates/leaderboard.html`` filled with
 :func:`board_view`'s plain data.
+
+A board never mixes instance seeds: runs drawn from different seeds (the release's and a private
+one, or two private ones) answered different questions, so :func:`build_leaderboard` refuses
+them with a :class:`~grader.errors.ConfigError` naming each seed's runs; report each seed's runs
+on a board of their own.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..errors import ConfigError
+from ..packs.vectors import seed_label, seed_words
 from .html_report import packs, spread
 from .pages import render_page
-from .render import pct, points
+from .render import ci_text, pct, points
 from .stats import natural_key
 
 
@@ -62,6 +69,7 @@ def _row(i: int, s: dict[str, Any]) -> dict[str, Any]:
         "rounds": run.get("rounds") or 1, "feedback": run.get("feedback"), "pack": run.get("pack") or {},
         "grader_version": run.get("grader_version"), "complete": run.get("complete", True),
         "ungraded": run.get("ungraded") or 0, "notice": run.get("notice"),
+        "instance_seed": run.get("instance_seed"),
         "code": code, "qa": qa, "gap": gap, "revision": revision,
         "cost": {"usd": cost.get("usd") or 0.0,
                  "tokens": (cost.get("prompt_tokens") or 0) + (cost.get("completion_tokens") or 0),
@@ -131,8 +139,24 @@ def _warnings(summaries: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
     return warnings, notes
 
 
+def instance_seed_of(summaries: list[dict[str, Any]]) -> int | None:
+    """The one instance seed of several runs (None: the release's), or a ConfigError naming the
+    runs of each seed when they differ."""
+    by_seed: dict[int | None, list[str]] = {}
+    for s in summaries:
+        by_seed.setdefault((s.get("run") or {}).get("instance_seed"), []).append(_label(s))
+    if len(by_seed) > 1:
+        order = sorted(by_seed, key=lambda x: (x is not None, x or 0))
+        raise ConfigError("the runs were graded on different instances ("
+                          + "; ".join(f"{seed_words(k)}: {', '.join(by_seed[k])}" for k in order)
+                          + "): a leaderboard never mixes instance seeds; put each seed's runs on a board of their own")
+    return next(iter(by_seed), None)
+
+
 def build_leaderboard(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    """The leaderboard of several runs (JSON-ready), from their summaries."""
+    """The leaderboard of several runs (JSON-ready), from their summaries. Raises ConfigError when
+    the runs were drawn from different instance seeds."""
+    seed = instance_seed_of(summaries)
     rows = [_row(i, s) for i, s in enumerate(summaries)]
     order = sorted(range(len(rows)), key=lambda i: _rank_key(rows[i]))
     ranked = [rows[i] for i in order]
@@ -142,6 +166,7 @@ def build_leaderboard(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     warnings, notes = _warnings(summaries)
     has_qa = any(r["qa"] is not None for r in ranked)
     return {
+        "instance_seed": seed,
         "runs": ranked,
         "columns": [{"run": r["run"], "model": r["model"],
                      "metric": "pass@1" if r["code"] is not None else "accuracy"} for r in ranked],
@@ -173,7 +198,7 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
     for n in board.get("notes") or []:
         err.print(f"note: {n}", markup=False, highlight=False)
     t = table("#", "model", "run", "code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std",
-              title="leaderboard", right=("#", "code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std"))
+              title=f"leaderboard (instance seed {seed_label(board.get('instance_seed'))})", right=("#", "code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std"))
     for r in board.get("runs") or []:
         code, qa, gap = r.get("code"), r.get("qa"), r.get("gap")
         spread = (code or qa or {}).get("runs") or {}

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..console import console, table
 from ..grading.scoring import VERDICT_LABELS, Verdict
+from ..packs.vectors import seed_label
 
 
 def pct(x: float | None, digits: int = 1) -> str:
@@ -42,6 +43,7 @@ def render_summary(s: dict[str, Any], *, per_problem: bool = True, con: Any = No
         con.print(f"[bold yellow]NOTE:[/bold yellow] {run['notice']}")
     packs = ", ".join(f"{k} {v.get('version')} ({str(v.get('hash'))[:12]})" for k, v in run["pack"].items())
     con.print(f"[bold]run[/bold] {run['id']}  model [bold]{run['model']}[/bold] ({run['source']})  pack {packs}"
+              + f"  instance seed {seed_label(run.get('instance_seed'))}"
               + (f"  modes {', '.join(modes)}" if modes != ["code"] else "")
               + (f"  rounds {run['rounds']} (feedback: {run.get('feedback')})" if run.get("rounds", 1) > 1 else ""))
     cost = (run.get("cost_usd") or {}).get("total") or {}

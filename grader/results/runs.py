@@ -109,6 +109,9 @@ class RunManifest(BaseModel):
     rounds: int = 1  # revision rounds per sample
     feedback: str = "none"  # between rounds: none | examples
     revise_all: bool = False  # revise passing samples too
+    # the seed the hidden vectors and Q&A items were drawn from; None: the release's (every run
+    # written before instance seeds existed)
+    instance_seed: int | None = Field(None, ge=0)
 
 
 def git_commit() -> str | None:

@@ -143,6 +143,7 @@ def run_summary(loaded: LoadedRun) -> dict[str, Any]:
         "problems": len(m.problems), "pack": m.pack, "image": m.image, "grader_version": m.grader_version,
         "git_commit": m.git_commit, "exec_mode": m.exec_mode, "generation": m.generation,
         "modes": list(m.modes), "rounds": m.rounds, "feedback": m.feedback, "revise_all": m.revise_all,
+        "instance_seed": m.instance_seed,
         "complete": not loaded.ungraded, "ungraded": len(loaded.ungraded),
         "generation_failures": loaded.generation_failures, "generation_failures_open": loaded.open_failures,
         "cost_usd": _cost(loaded.run),

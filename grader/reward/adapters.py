@@ -15,8 +15,14 @@
 The functions share one :class:`Rewarder` per process, made on first use from the environment:
 ``PERFGRADE_REWARD_ENGINE`` (``local``, default, or ``ray``), ``RAY_ADDRESS``,
 ``PERFGRADE_REWARD_BATCH`` (default 16), ``PERFGRADE_REWARD_PARTIAL`` (``1`` for the share of
-hidden vectors passed) and ``PERFGRADE_PACKS`` (extra packs). :func:`make_trl_reward_func` binds
-a Rewarder of your own instead.
+hidden vectors passed), ``PERFGRADE_REWARD_INSTANCE_SEED`` (the instance seed graded against;
+default: the release's) and ``PERFGRADE_PACKS`` (extra packs). :func:`make_trl_reward_func`
+binds a Rewarder of your own instead.
+
+Rows written by ``problems export`` record their instance seed (the ``instance_seed`` column,
+and in ``extra_info``); a row whose seed is not the Rewarder's is refused with a ConfigError,
+since its Q&A prompt asked about other instances than the ones it would be graded against.
+Rows without the field (older exports) are taken as they come.
 
 This module uses absolute imports on purpose: verl loads a custom reward function from a file
 path (``custom_reward_function.path``), outside of any package.
@@ -31,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from grader.errors import ConfigError
+from grader.packs.vectors import seed_words
 from grader.reward.core import DEFAULT_BATCH, Completion, RewardBatch, Rewarder
 
 _DEFAULT: Rewarder | None = None
@@ -45,7 +52,8 @@ def default_rewarder() -> Rewarder:
             engine = os.environ.get("PERFGRADE_REWARD_ENGINE", "local")
             batch = int(os.environ.get("PERFGRADE_REWARD_BATCH", DEFAULT_BATCH))
             partial = os.environ.get("PERFGRADE_REWARD_PARTIAL", "") in ("1", "true", "yes")
-            _DEFAULT = Rewarder(engine=engine, batch=batch, partial=partial)
+            seed = os.environ.get("PERFGRADE_REWARD_INSTANCE_SEED") or None
+            _DEFAULT = Rewarder(engine=engine, batch=batch, partial=partial, instance_seed=seed)
             atexit.register(close_default_rewarder)
         return _DEFAULT
 
@@ -64,6 +72,15 @@ def score(problem: str, completions: Sequence[Completion], *, mode: str = "code"
     return default_rewarder().score(problem, completions, mode=mode, partial=partial)
 
 
+def check_instance_seeds(rewarder: Rewarder, seeds: Sequence[Any]) -> None:
+    """Refuse rows drawn from another instance seed than the one ``rewarder`` grades against."""
+    other = sorted({seed_words(s) for s in seeds if s != rewarder.instance_seed})
+    if other:
+        raise ConfigError(f"the rows were exported for {' and '.join(other)}, but the rewarder grades "
+                          f"{seed_words(rewarder.instance_seed)}: make it with Rewarder(instance_seed=...) (or "
+                          "PERFGRADE_REWARD_INSTANCE_SEED) as the rows were exported (problems export --instance-seed)")
+
+
 # ------------------------------------------------------------------------------------------
 # TRL
 # ------------------------------------------------------------------------------------------
@@ -72,7 +89,8 @@ def make_trl_reward_func(rewarder: Rewarder | None = None, *, partial: bool | No
                          problem_key: str = "problem", name: str = "perfgrade") -> Callable[..., list[float]]:
     """A reward function for TRL's GRPOTrainer bound to ``rewarder`` (default: the shared one).
 
-    The dataset needs a column ``problem_key`` naming each row's problem. TRL logs the
+    The dataset needs a column ``problem_key`` naming each row's problem; an ``instance_seed``
+    column (``problems export`` writes one) must hold the rewarder's seed. TRL logs the
     function's ``__name__`` (``rewards/<name>/mean``).
     """
 
@@ -86,6 +104,9 @@ def make_trl_reward_func(rewarder: Rewarder | None = None, *, partial: bool | No
         if len(problems) != len(completions):
             raise ConfigError(f"{len(completions)} completions but {len(problems)} values of {problem_key!r}")
         r = rewarder or default_rewarder()
+        if "instance_seed" in kwargs:
+            seeds = kwargs["instance_seed"]
+            check_instance_seeds(r, seeds if isinstance(seeds, (list, tuple)) else [seeds])
         out = r.score_many(list(zip(problems, completions)), mode="auto", partial=partial)
         return out.rewards  # type: ignore[return-value]
 
@@ -105,6 +126,11 @@ _TRL = make_trl_reward_func()
 # verl
 # ------------------------------------------------------------------------------------------
 
+def _verl_seeds(rewarder: Rewarder, extra_infos: Sequence[Any]) -> None:
+    seeds = [info["instance_seed"] for info in extra_infos if isinstance(info, Mapping) and "instance_seed" in info]
+    check_instance_seeds(rewarder, seeds)
+
+
 def _verl_problem(ground_truth: Any, extra_info: Any) -> str:
     if isinstance(ground_truth, str) and ground_truth:
         return ground_truth
@@ -117,8 +143,9 @@ def _verl_problem(ground_truth: Any, extra_info: Any) -> str:
 def verl_compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Any = None,
                        *, partial: bool | None = None, **kwargs: Any) -> float:
     """verl custom reward function (naive reward manager): the reward of one completion."""
-    out = default_rewarder().score_many([(_verl_problem(ground_truth, extra_info), solution_str)], mode="auto",
-                                       partial=partial)
+    r = default_rewarder()
+    _verl_seeds(r, [extra_info])
+    out = r.score_many([(_verl_problem(ground_truth, extra_info), solution_str)], mode="auto", partial=partial)
     return float(out.rewards[0] or 0.0)
 
 
@@ -128,5 +155,7 @@ def verl_compute_score_batch(data_sources: Sequence[str], solution_strs: Sequenc
     """verl custom reward function for the batch reward manager: every completion of a step at once."""
     infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     pairs = [(_verl_problem(gt, info), s) for gt, info, s in zip(ground_truths, infos, solution_strs)]
-    out = default_rewarder().score_many(pairs, mode="auto", partial=partial)
+    r = default_rewarder()
+    _verl_seeds(r, infos)
+    out = r.score_many(pairs, mode="auto", partial=partial)
     return [float(r or 0.0) for r in out.rewards]

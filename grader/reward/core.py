@@ -26,6 +26,10 @@ object in a fenced block, compared on the host with no sandbox: 1.0 for ``correc
 ``partial=True``, the share of the item's fields answered correctly. Modes are looked up in
 :attr:`Rewarder.modes` (mode name -> a method grading groups of completion texts, one group per
 problem key).
+
+``instance_seed=S`` grades against the instances of seed S (``eval --instance-seed S``): fresh
+hidden vectors in code mode, fresh Q&A items in Q&A mode (``problems export --instance-seed S``
+writes their prompts). The default, None, is the release's instances.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from ..grading.extract import extract_code
 from ..grading.scoring import Grade, Verdict, no_code_grade
 from ..packs import vectors
 from ..packs.problems import Catalog, Problem
+from ..packs.vectors import parse_instance_seed
 
 Message = Mapping[str, Any]
 Completion = Union[str, Message, Sequence[Message]]
@@ -102,12 +107,16 @@ class Rewarder:
     cluster here) or a :class:`GradingEngine` already made (not closed by this object).
     ``workers``: local gradings in parallel (default twice the CPUs, at most 8, lowered to fit
     the memory limits in half the host). ``pack_paths``: packs besides the built-in ones.
+    ``instance_seed``: the seed of the instances graded against (None or ``"release"``: the
+    release's; an integer: fresh hidden vectors and Q&A items, as ``eval --instance-seed``).
     """
 
     def __init__(self, *, engine: str | GradingEngine = "local", ray_address: str | None = None,
                  batch: int = DEFAULT_BATCH, workers: int | None = None, partial: bool = False,
                  infra_reward: float | None = 0.0, pack_paths: Sequence[str | Path] | None = None,
-                 catalog: Catalog | None = None, base_limits: Limits | None = None) -> None:
+                 catalog: Catalog | None = None, base_limits: Limits | None = None,
+                 instance_seed: int | str | None = None) -> None:
+        self.instance_seed = parse_instance_seed(instance_seed)
         if batch < 1:
             raise ConfigError(f"batch must be >= 1 (got {batch})")
         if isinstance(engine, str) and engine not in ("local", "ray"):
@@ -234,7 +243,7 @@ class Rewarder:
         with self._lock:
             h = self._hidden.get(pid)
         if h is None:
-            h = vectors.load(problem).hidden
+            h = vectors.load(problem, instance_seed=self.instance_seed).hidden
             with self._lock:
                 self._hidden[pid] = h
         return h
@@ -283,7 +292,8 @@ class Rewarder:
             if problem.data.qa is None:
                 raise ConfigError(f"{problem.qualified_id} has no [qa] table: it has no Q&A items")
             index = int(item_id[1:].split(".")[-1]) if item_id[1:].replace(".", "").isdigit() else -1
-            items = {it.id: it for it in qa_items(problem, self.hidden(problem), max(5, index + 1))}
+            items = {it.id: it for it in qa_items(problem, self.hidden(problem), max(5, index + 1),
+                                                  instance_seed=self.instance_seed)}
             if item_id not in items:
                 raise ConfigError(f"{problem.qualified_id} has no Q&A item {item_id!r}")
             out.append([grade_answer(items[item_id], extract_answer(t)) for t in texts])

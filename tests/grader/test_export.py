@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PERF_CORE = ROOT / "problems" / "perf-core"
 FIELDS = {"problem", "pack", "pack_version", "id", "title", "family", "difficulty", "tier", "split", "prompt",
           "prompt_text", "entry_point", "content_hash", "prompt_version", "format", "data_source", "ability",
-          "reward_model", "extra_info"}
+          "reward_model", "extra_info", "instance_seed"}
 
 
 def _compact(value) -> str:
@@ -39,7 +39,8 @@ def test_export_writes_one_row_per_problem_with_the_prompt_a_model_sees(tiny_reg
         assert (row["pack"], row["family"], row["difficulty"]) == ("tiny-pack", p.family, p.difficulty)
         assert row["split"] == split_of(p.qualified_id, 0, 0.2) and row["split"] in ("train", "test")
         assert row["reward_model"] == {"style": "rule", "ground_truth": p.qualified_id}
-        assert row["extra_info"] == {"problem": p.qualified_id, "split": row["split"]}
+        assert row["extra_info"] == {"problem": p.qualified_id, "split": row["split"], "instance_seed": None}
+        assert row["instance_seed"] is None  # the release's instances
     assert "wrote 3 prompts of tiny-pack" in capsys.readouterr().err
 
 

@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..packs.vectors import seed_words
 from .pages import render_page
 from .summary import failing_records
 
@@ -211,6 +212,7 @@ def _header(s: dict[str, Any]) -> dict[str, Any]:
         "image": {"tag": image.get("tag") or "", "id": str(image["id"])[:19] if image.get("id") else None}
         if image else None,
         "exec_mode": run.get("exec_mode"),
+        "instance_seed": seed_words(run.get("instance_seed")),
         "grader_version": run.get("grader_version", "?"),
         "commit": {"full": commit, "short": commit[:12] + ("+dirty" if commit.endswith("+dirty") else "")}
         if commit else None,

@@ -3,13 +3,16 @@
 Vectors are computed on the host, deterministically (case ``i`` of a seed always draws from
 ``numpy.random.default_rng([seed, i])``), and cached under the problem's content hash, which
 covers the spec, signature, generator, seeds and the reference code. Hidden vectors are used for
-grading only; they never appear in a prompt, in the sandbox image or in a log a model could see.
-Visible vectors are drawn separately (their own seed) and shown in the prompt as examples.
+grading only; they never appear in a prompt, in the sandbox image or in a log a model could see:
+the main draw (ids ``h..``), the corners drawn with options of their own (``c..``,
+``[generator.corners]``) and the real-size ones (``r..``, ``[generator.real]``). Visible vectors
+are drawn separately (their own seed) and shown in the prompt as examples.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import json
 import os
 import tempfile
@@ -55,7 +58,7 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def _plain(value: Any, where: str) -> Any:
+def plain(value: Any, where: str) -> Any:
     """Convert generator/reference output to plain JSON values (numpy scalars included)."""
     if value is None or isinstance(value, (bool, str)):
         return value
@@ -69,15 +72,15 @@ def _plain(value: Any, where: str) -> Any:
             raise ReferenceError_(f"{where}: non-finite number {f}")
         return f
     if isinstance(value, (list, tuple)):
-        return [_plain(x, where) for x in value]
+        return [plain(x, where) for x in value]
     if isinstance(value, np.ndarray):
-        return [_plain(x, where) for x in value.tolist()]
+        return [plain(x, where) for x in value.tolist()]
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
                 raise ReferenceError_(f"{where}: dict key {k!r} is not a string")
-            out[k] = _plain(v, where)
+            out[k] = plain(v, where)
         return out
     raise ReferenceError_(f"{where}: value of type {type(value).__name__} is not plain JSON")
 
@@ -125,7 +128,8 @@ def _tname(value: Any) -> str:
     )
 
 
-def _check_expected(problem: Problem, expected: Any, where: str) -> dict[str, Any]:
+def check_expected(problem: Problem, expected: Any, where: str) -> dict[str, Any]:
+    """The reference's answer, checked against the declared outputs (keys and types), or ReferenceError_."""
     if not isinstance(expected, dict):
         raise ReferenceError_(f"{where}: the reference returned {type(expected).__name__}, not a dict")
     names = [f.name for f in problem.data.outputs]
@@ -140,13 +144,38 @@ def _check_expected(problem: Problem, expected: Any, where: str) -> dict[str, An
     return expected
 
 
+def _out_of_range(t: TypeSpec, value: Any, where: str, signed: bool, out: list[str]) -> None:
+    """Collect the negative integers (unless signed) and non-finite numbers of an output value."""
+    if t.kind == "int" and type(value) is int and value < 0 and not signed:
+        out.append(f"{where} = {value} is negative (a count; declare signed = true if it may be)")
+    elif t.kind == "float" and isinstance(value, float) and not math.isfinite(value):
+        out.append(f"{where} = {value} is not finite")
+    elif t.inner is not None and isinstance(value, list):
+        for i, x in enumerate(value):
+            _out_of_range(t.inner, x, f"{where}[{i}]", signed, out)
+    elif t.inner is not None and isinstance(value, dict):
+        for k, x in value.items():
+            _out_of_range(t.inner, x, f"{where}[{k!r}]", signed, out)
+
+
+def answer_range(fields: list[FieldSpec], expected: Any) -> list[str]:
+    """Why a reference's answer is out of range: negative counts (unless the field is ``signed``) and
+    non-finite numbers, each named by its field (empty when the answer is in range)."""
+    out: list[str] = []
+    if isinstance(expected, dict):
+        for f in fields:
+            if f.name in expected:
+                _out_of_range(f.parsed, expected[f.name], f.name, f.signed, out)
+    return out
+
+
 def _args_key(args: list[Any]) -> str:
     return _canonical(args)
 
 
 def generate(problem: Problem, which: str, exclude: set[str] | None = None,
              count: int | None = None) -> tuple[Vector, ...]:
-    """Draw the hidden, real-size, visible or Q&A vectors of a problem (no cache).
+    """Draw the hidden, corner, real-size, visible or Q&A vectors of a problem (no cache).
 
     Visible examples and Q&A instances are redrawn (from ``[seed, i, attempt]``) when they
     coincide with an input listed in ``exclude`` (the hidden ones), so a hidden vector never
@@ -165,6 +194,12 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
             return ()
         seed, count, prefix = real.seed, real.count, "r"
         options.update(real.options)
+    elif which == "corners":
+        corners = spec.generator.corners
+        if corners is None:
+            return ()
+        seed, count, prefix = corners.seed, corners.count, "c"
+        options.update(corners.options)
     elif which == "qa":
         if spec.qa is None:
             raise PackError(problem.dir / "problem.toml", "no [qa] seed: the problem has no Q&A instances", "qa")
@@ -190,7 +225,7 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
             if not isinstance(drawn, dict) or sorted(drawn) != sorted(names):
                 got = sorted(drawn) if isinstance(drawn, dict) else type(drawn).__name__
                 raise ReferenceError_(f"{where}: generator returned {got}, expected arguments {names}")
-            args = [_plain(drawn[n], where) for n in names]
+            args = [plain(drawn[n], where) for n in names]
             if not exclude or _args_key(args) not in exclude:
                 break
         else:
@@ -200,9 +235,14 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
             expected = ref(*call_args)
         except Exception as exc:  # noqa: BLE001
             raise ReferenceError_(f"{where}: reference {spec.reference} raised {type(exc).__name__}: {exc}") from exc
-        expected = _check_expected(problem, _plain(expected, where), where)
+        expected = check_expected(problem, plain(expected, where), where)
         out.append(Vector(id=vid, args=args, expected=expected))
     return tuple(out)
+
+
+def generate_hidden(problem: Problem) -> tuple[Vector, ...]:
+    """Every hidden vector (no cache): the main draw, the corners, then the real-size ones."""
+    return generate(problem, "hidden") + generate(problem, "corners") + generate(problem, "real")
 
 
 def is_real(v: Vector) -> bool:
@@ -232,12 +272,12 @@ def load(problem: Problem, *, use_cache: bool = True) -> VectorSet:
                 )
         except (ValueError, KeyError, TypeError, OSError):
             pass  # a damaged cache entry is recomputed
-    hidden = generate(problem, "hidden") + generate(problem, "real")
+    hidden = generate_hidden(problem)
     vs = VectorSet(problem_hash=problem.content_hash, hidden=hidden,
                    visible=generate(problem, "visible", exclude=hidden_inputs(hidden)))
     if use_cache:
         # key order is kept as generated (not sorted), so cached vectors render the same prompt
-        _write_atomic(
+        write_atomic(
             path,
             json.dumps({
                 "format": VECTOR_FORMAT,
@@ -250,7 +290,7 @@ def load(problem: Problem, *, use_cache: bool = True) -> VectorSet:
     return vs
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:

@@ -111,11 +111,13 @@ def coverage(problem: Problem, hidden: tuple[Vector, ...], sample: DomainSample)
 
 def coverage_markdown(problem: Problem, table: list[FeatureCoverage]) -> str:
     """The coverage table of one problem, as the pack README shows it."""
-    lines = [f"`{problem.id}`:", "",
+    hidden_total = table[0].hidden_total if table else 0
+    sample_total = table[0].sample_total if table else 0
+    lines = [f"`{problem.id}` ({hidden_total} hidden vectors, a domain sample of {sample_total} inputs):", "",
              "| feature | what it is | hidden vectors | domain sample |", "|---|---|---:|---:|"]
     for c in table:
         name = c.name if c.automatic else f"`{c.name}`"
-        hidden = f"{c.hidden} (min {c.min})" if c.required else "-"
+        hidden = f"{c.hidden} (min {c.min})" if c.required else "- (not in the domain sample)"
         lines.append(f"| {name} | {c.says} | {hidden} | {c.sample_share:.0%} |")
     return "\n".join(lines) + "\n"
 
@@ -135,7 +137,8 @@ class ModelResult:
     sample_total: int = 0
     hidden_wrong: int = 0
     hidden_total: int = 0
-    example: str = ""  # a domain-sample input where it is wrong, and how
+    example: str = ""  # a domain-sample input where it is wrong (its id), and how
+    example_input: str = ""  # that input's arguments (JSON, capped)
     rule_breaks: int = 0  # partial models with a rule: inputs the rule accepts where it is wrong
     rule_example: str = ""
     error: str | None = None  # it could not run on the host
@@ -212,9 +215,9 @@ def _judge(problem: Problem, module: DeclaredModule, accepted: tuple[Draw, ...],
         if why is None:
             continue
         result.sample_wrong += 1
-        shown = f"{d.id} {summarize_inputs(d.args or [], 240)}: {why}"
+        shown = f"{d.id}: {why}"
         if not result.example:
-            result.example = shown
+            result.example, result.example_input = shown, summarize_inputs(d.args or [], 4000)
         if rule is not None and _rules_accept(rule, d.args or [], names):
             result.rule_breaks += 1
             result.rule_example = result.rule_example or shown

@@ -74,7 +74,7 @@ def test_problem_is_sound(problem, handle):
     by_name = {v.name: v.verdict for v in report.variants}
 
     hidden = vectors.load(problem).hidden
-    items = [("solution", problem.solution_path.read_text())] + [(v.name, v.source) for v in problem.variants]
+    items = [("solution", problem.solution_source)] + [(v.name, v.source) for v in problem.variants]
     batched = dict(zip([n for n, _ in items], grade_batch(handle, problem, items, hidden)))
     assert batched["solution"][0].verdict.value == "pass"
     for name, verdict in by_name.items():

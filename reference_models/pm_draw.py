@@ -197,6 +197,45 @@ def draw_mapping(rng: Any, workload: dict[str, Any], architecture: dict[str, Any
     return mapping
 
 
+def split_loops(rng: Any, workload: dict[str, Any], mapping: dict[str, Any], p: float = 0.7) -> dict[str, Any]:
+    """The mapping with temporal loops split into several loops of one dimension at one level (as
+    FORMAT.md allows), each loop with probability ``p``: a dimension's outermost loop into two whose
+    product may overshoot its factor (empty iterations above the level below, and still valid: the
+    new outermost loop's last iteration keeps a real index), any other loop into an exact pair of
+    divisors. The outer part lands at a random place after the inner one in the level's list."""
+    out = {**mapping, "levels": [{**lv, "temporal": [list(x) for x in lv.get("temporal", [])]}
+                                 for lv in mapping["levels"]]}
+    outermost: dict[str, tuple[int, int]] = {}
+    for li, lv in enumerate(out["levels"]):
+        for j, (d, _) in enumerate(lv["temporal"]):
+            outermost[d] = (li, j)
+    for li, lv in enumerate(out["levels"]):
+        loops = lv["temporal"]
+        j = 0
+        while j < len(loops):
+            d, f = loops[j]
+            last = outermost.get(d) == (li, j)
+            if f >= 3 and rng.random() < p:
+                if last:
+                    a = int(rng.integers(2, f))
+                    b = -(-f // a)
+                else:
+                    divisors = [x for x in _divisors(f) if 1 < x < f]
+                    a = int(_pick(rng, divisors)) if divisors else 0
+                    b = f // a if a else 0
+                if a:
+                    loops[j] = [d, a]
+                    at = int(rng.integers(j + 1, len(loops) + 1))
+                    loops.insert(at, [d, b])
+                    if last:
+                        outermost[d] = (li, at)
+                    for other, (ol, oj) in list(outermost.items()):
+                        if other != d and ol == li and oj >= at:
+                            outermost[other] = (ol, oj + 1)
+            j += 1
+    return out
+
+
 def fitting_mapping(rng: Any, workload: dict[str, Any], architecture: dict[str, Any], tries: int = 400,
                     **kw: Any) -> dict[str, Any]:
     """A random mapping whose tiles fit every level (the first of ``tries`` draws that fits; the
@@ -222,4 +261,4 @@ def macs(workload: dict[str, Any]) -> int:
 
 
 __all__ = ["draw_bypass", "draw_mapping", "fitting_mapping", "forced_bypass", "macs", "real_layer",
-           "small_architecture", "small_bits", "small_bmm", "small_conv", "small_gemm"]
+           "small_architecture", "small_bits", "small_bmm", "small_conv", "small_gemm", "split_loops"]

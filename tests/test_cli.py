@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = [[], ["eval"], ["report"], ["audit"], ["compare"], ["problems"], ["problems", "list"], ["problems", "show"],
-            ["problems", "validate"], ["problems", "new"], ["problems", "fingerprint"], ["problems", "schema"], ["sandbox"], ["sandbox", "build"],
+            ["problems", "validate"], ["problems", "coverage"], ["problems", "new"], ["problems", "fingerprint"], ["problems", "schema"], ["sandbox"], ["sandbox", "build"],
             ["sandbox", "doctor"], ["sandbox", "sweep"]]
 
 
@@ -41,6 +41,7 @@ def test_main_help_lists_the_commands():
     (["eval", "--k", "0,x"], "--k"),
     (["problems", "list", "--pack-path", "/nonexistent"], "no such pack directory"),
     (["problems", "new", "Bad Name"], "expected PACK/ID"),
+    (["problems", "coverage", "--pack-path", "tests/data/packs/tiny-pack", "tiny-pack"], "declares a [sampler]"),
 ])
 def test_user_mistakes_are_one_clear_line(args, fragment):
     out = grader(*args)

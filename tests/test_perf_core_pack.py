@@ -74,17 +74,34 @@ def test_problem_is_sound(problem, handle):
     by_name = {v.name: v.verdict for v in report.variants}
 
     hidden = vectors.load(problem).hidden
-    items = [("solution", problem.solution_path.read_text())] + [(v.name, v.source) for v in problem.variants]
+    items = [("solution", problem.solution_source)] + [(v.name, v.source) for v in problem.variants]
     batched = dict(zip([n for n, _ in items], grade_batch(handle, problem, items, hidden)))
     assert batched["solution"][0].verdict.value == "pass"
     for name, verdict in by_name.items():
         assert batched[name][0].verdict.value == verdict, f"{name}: batch {batched[name][0].verdict.value} vs {verdict}"
 
 
+@pytest.mark.parametrize("problem", [p for p in PROBLEMS if p.data.sampler is not None], ids=lambda p: p.id)
+def test_readme_shows_the_current_coverage(problem):
+    """The README's coverage table is the one the validator computes, and it states the adequacy
+    the validator proves (test_problem_is_sound: every check passes)."""
+    from grader.grading.adequacy import coverage, coverage_markdown
+    from grader.packs.sampling import draw_sample
+
+    readme = (CATALOG.pack("perf-core").dir / "README.md").read_text()
+    section = readme.split("\n## Coverage and adequacy\n", 1)[1].split("\n## ", 1)[0]
+    table, errors = coverage(problem, vectors.load(problem).hidden, draw_sample(problem))
+    assert not errors and all(c.ok for c in table)
+    assert "Coverage of " + coverage_markdown(problem, table) in section
+    n_var, n_part = len(problem.variants), len(problem.partial_models)
+    assert f"adequacy {n_var + n_part}/{n_var + n_part} ({n_var} variants, {n_part} partial models)" in " ".join(section.split())
+
+
 def test_pack_readme_and_changelog_are_current():
     pack = CATALOG.pack("perf-core")
     readme = (pack.dir / "README.md").read_text()
-    listed = [line.split("`")[1] for line in readme.splitlines() if line.startswith("| `")]
+    table = readme.split("\n## Problems\n", 1)[1].split("\n## ", 1)[0]
+    listed = [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")]
     assert sorted(listed) == sorted(p.id for p in PROBLEMS)
     tiers = {d: sum(p.difficulty == d for p in PROBLEMS) for d in ("easy", "medium", "hard")}
     assert (f"{len(PROBLEMS)} problems over all {len({p.family for p in PROBLEMS})} families "

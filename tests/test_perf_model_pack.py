@@ -91,7 +91,7 @@ def test_format_states_no_formula():
 
 def test_pack_is_the_model_tier_with_its_format():
     assert PACK.tier == "model" and PACK.data.preamble == "FORMAT.md"
-    assert PACK.version == "0.2.0"
+    assert PACK.version == "0.3.0"
     assert "### What the hardware does" in PACK.preamble
 
 
@@ -117,19 +117,42 @@ def test_the_kit_is_written_once():
     kit = [p for p in PROBLEMS if p.data.solution is not None]
     assert len(kit) >= 20
     for p in PROBLEMS:
-        assert sorted(f.name for f in p.dir.iterdir()) in (["problem.toml", "spec.md"],
-                                                           ["problem.toml", "simulator.py", "solution.py", "spec.md"])
+        names = sorted(f.name for f in p.dir.iterdir() if f.name != "partial_models")
+        assert names in (["problem.toml", "spec.md"], ["problem.toml", "simulator.py", "solution.py", "spec.md"])
+        for f in (p.dir / "partial_models").glob("*.py"):  # a short closed form, never a copy of the engine
+            assert len(f.read_text().splitlines()) < 100, f
     for p in kit:
         assert p.data.solution.assemble[0] == "_kit/engine.py"
         assert all(v.switches for v in p.data.variants)
 
 
+def _section(text: str, title: str) -> str:
+    """The text of a README section, up to the next section of its level."""
+    body = text.split(f"\n## {title}\n", 1)[1]
+    return body.split("\n## ", 1)[0]
+
+
 def test_readme_lists_every_problem():
     readme = (PACK_DIR / "README.md").read_text()
-    problems, _, pilots = readme.partition("## Pilots")
-    for part in (problems, pilots):  # the problem table, and the pilots' table of every problem
+    for part in (_section(readme, "Problems"), _section(readme, "Pilots")):  # the problem table, and the pilots' table
         listed = [line.split("`")[1] for line in part.splitlines() if line.startswith("| `")]
         assert sorted(listed) == sorted(p.id for p in PROBLEMS)
+
+
+@pytest.mark.parametrize("problem", [p for p in PROBLEMS if p.data.sampler is not None], ids=lambda p: p.id)
+def test_readme_shows_the_current_coverage(problem):
+    """The README's coverage table is the one the validator computes, and it states the adequacy
+    the validator proves (test_problem_is_sound: every check passes)."""
+    from grader.grading.adequacy import coverage, coverage_markdown
+    from grader.packs import vectors
+    from grader.packs.sampling import draw_sample
+
+    section = _section((PACK_DIR / "README.md").read_text(), "Coverage and adequacy")
+    table, errors = coverage(problem, vectors.load(problem).hidden, draw_sample(problem))
+    assert not errors and all(c.ok for c in table)
+    assert "Coverage of " + coverage_markdown(problem, table) in section
+    n_var, n_part = len(problem.variants), len(problem.partial_models)
+    assert f"adequacy {n_var + n_part}/{n_var + n_part} ({n_var} variants, {n_part} partial models)" in " ".join(section.split())
 
 
 def test_the_pilot_completions_cover_every_problem_five_times():

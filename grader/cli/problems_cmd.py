@@ -1,4 +1,4 @@
-"""``python -m grader problems ...``: list, show, export, validate, new, schema."""
+"""``python -m grader problems ...``: list, show, export, validate, coverage, new, schema."""
 
 from __future__ import annotations
 
@@ -66,20 +66,34 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
                       formatter_class=formatter,
                       description="Check every problem: schema, registry, signature, determinism, spec "
                       "coverage, the gold check (the reference and solution.py pass every hidden vector "
-                      "through the real sandbox) and the mutant check (every variant fails). Exit status 1 "
+                      "through the real sandbox) and the mutant check (every variant fails); for problems with "
+                      "a [sampler], the domain sample, feature coverage and hidden-set adequacy (every variant "
+                      "and partial model the domain sample shows wrong fails a hidden vector). Exit status 1 "
                       "when any check fails.",
                       epilog="examples:\n  python -m grader problems validate perf-core\n"
                       "  python -m grader problems validate perf-core --problem f1-conv-layer-accounting\n"
                       "  python -m grader problems validate --static   # no Docker needed")
     q.add_argument("pack", nargs="?", help="pack to validate (default: every loaded pack)")
     q.add_argument("--problem", action="append", metavar="ID", help="only these problems (repeatable)")
-    q.add_argument("--static", action="store_true", help="skip the sandbox checks (gold and mutants)")
+    q.add_argument("--static", action="store_true", help="skip the sandbox checks (gold and mutants); coverage "
+                   "and adequacy run on the host and stay")
     q.add_argument("--runtime", choices=["runc", "runsc"], default=None,
                    help="run the sandbox checks under this OCI runtime (runsc: gVisor; default: the engine's)")
     q.add_argument("--workers", type=int, default=2, help="containers run in parallel (default 2)")
     q.add_argument("--json", action="store_true", help="print the report as JSON")
     add_pack(q)
     q.set_defaults(handler=cmd_validate)
+
+    q = ps.add_parser("coverage", help="print the feature coverage tables (Markdown, for the pack README)",
+                      formatter_class=formatter,
+                      description="For every problem with a [sampler]: how many hidden vectors exercise each "
+                      "feature (its [[features]] and the automatic int >= 2^31 and 2^53) and how often the "
+                      "domain sample does, as the Markdown table the pack README shows. No Docker needed.",
+                      epilog="example:\n  python -m grader problems coverage perf-model --problem f4-gemm-dram-traffic")
+    q.add_argument("pack", nargs="?", help="pack (default: every loaded pack)")
+    q.add_argument("--problem", action="append", metavar="ID", help="only these problems (repeatable)")
+    add_pack(q)
+    q.set_defaults(handler=cmd_coverage)
 
     q = ps.add_parser("new", help="scaffold a new problem (and its pack if needed)", formatter_class=formatter,
                       description="Create ROOT/PACK/ID: a small working problem (its reference and generator "
@@ -181,6 +195,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             return
         status = "[green]ok[/green]" if r.ok else "[bold red]FAIL[/bold red]"
         kr = f"  kill rate {r.kill_rate:.0%}" if r.kill_rate is not None else ""
+        if r.covered is not None:
+            kr += f"  coverage {r.covered[0]}/{r.covered[1]}"
+        if r.adequate is not None and r.adequate[1]:
+            kr += f"  adequacy {r.adequate[0]}/{r.adequate[1]}"
         con.print(f"{status}  {r.problem.qualified_id}{kr}")
         for c in r.checks:
             if not c.ok:
@@ -194,23 +212,51 @@ def cmd_validate(args: argparse.Namespace) -> int:
     bad = [r for r in reports if not r.ok]
     variants = [v for r in reports for v in r.variants]
     killed = sum(v.killed for v in variants)
+    sampled = [r for r in reports if r.adequate is not None]
+    caught = sum(r.adequate[0] for r in sampled if r.adequate)
+    models = sum(r.adequate[1] for r in sampled if r.adequate)
     if args.json:
         dump_json({"ok": not bad, "problems": [r.to_json() for r in reports],
                    "kill_rate": killed / len(variants) if variants else None,
+                   "adequacy": [caught, models] if sampled else None,
                    "packs": {p.pack.name: p.pack.content_hash for p in problems}})
         return 1 if bad else 0
-    t = table("problem", "checks", "gold", "variants killed", title="validation", right=("variants killed",))
+    t = table("problem", "checks", "gold", "variants killed", "coverage", "adequacy", title="validation",
+              right=("variants killed", "coverage", "adequacy"))
     for r in reports:
         gold = [c for c in r.checks if c.name.startswith("gold")]
         gold_txt = "skipped" if not gold else ("ok" if all(c.ok for c in gold) else "FAIL")
         kill = f"{sum(v.killed for v in r.variants)}/{len(r.variants)}" if r.variants else "-"
-        t.add_row(r.problem.qualified_id, ok_mark(r.ok), gold_txt, kill)
+        cov = f"{r.covered[0]}/{r.covered[1]}" if r.covered is not None else "-"
+        adq = f"{r.adequate[0]}/{r.adequate[1]}" if r.adequate is not None and r.adequate[1] else "-"
+        t.add_row(r.problem.qualified_id, ok_mark(r.ok), gold_txt, kill, cov, adq)
     con.print(t)
     summary = f"{len(reports) - len(bad)}/{len(reports)} problems pass every check"
     if variants:
         summary += f"; pack kill rate {killed}/{len(variants)} = {killed / len(variants):.1%}"
+    if models:
+        summary += (f"; hidden-set adequacy {caught}/{models} over the {len(sampled)} problem(s) with a domain "
+                    "sampler")
     con.print(summary)
     return 1 if bad else 0
+
+
+def cmd_coverage(args: argparse.Namespace) -> int:
+    import sys
+
+    from ..grading.adequacy import coverage, coverage_markdown
+    from ..packs.sampling import draw_sample
+    from ..packs.vectors import load
+
+    problems = [p for p in _catalog(args).select(args.pack, args.problem) if p.data.sampler is not None]
+    if not problems:
+        raise ConfigError("none of these problems declares a [sampler]: there is no coverage to show")
+    blocks = []
+    for p in problems:
+        table_, _ = coverage(p, load(p).hidden, draw_sample(p))
+        blocks.append(coverage_markdown(p, table_))
+    sys.stdout.write("\n".join(blocks))
+    return 0
 
 
 def cmd_new(args: argparse.Namespace) -> int:

@@ -18,6 +18,11 @@ For every problem:
 * **variants apply**: every variant's declared change (switches, replace, patch) applies to the
   solution, so a solution edited without its variants is caught;
 * **mutants**: every wrong-on-purpose variant fails at least one hidden vector (kill rate);
+* **sampler**, **domain sample**, **coverage**, **adequacy** (problems with a ``[sampler]``): the
+  independent domain sampler shares no code with the generator; every input it draws satisfies the
+  ``[[domain]]`` rules and is answered by the reference in range; every feature the sample
+  exercises is exercised by enough hidden vectors; and every variant and partial model that the
+  sample shows wrong also fails a hidden vector (hidden-set adequacy; see adequacy.py);
 * **tier** (``model`` packs): every problem has real-size vectors and a brute-force simulator;
 * **analytical**: the simulator, a correct candidate written from the spec's semantics, passes
   every small hidden vector and runs out of CPU time on every real-size one, while the reference
@@ -28,7 +33,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
 import re
 import time
 from collections.abc import Callable
@@ -36,13 +40,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..packs.bundle import bundle_reference
 from ..errors import GraderError, PackError
-from .execution import SandboxHandle, grade_source
+from ..packs.bundle import bundle_reference
 from ..packs.domain import violations
-from ..packs.problems import FieldSpec, Problem, TypeSpec
+from ..packs.problems import Problem
+from ..packs.sampling import DomainSample, draw_sample, shared_modules
+from ..packs.vectors import Vector, answer_range, generate, generate_hidden, hidden_inputs, is_real
+from .adequacy import FeatureCoverage, ModelResult, adequacy, coverage
+from .execution import SandboxHandle, grade_source
 from .scoring import Grade, Verdict
-from ..packs.vectors import Vector, generate, hidden_inputs, is_real
 
 MIN_VARIANTS = 3
 
@@ -68,6 +74,9 @@ class ProblemReport:
     problem: Problem
     checks: list[CheckResult] = field(default_factory=list)
     variants: list[VariantResult] = field(default_factory=list)
+    sample: DomainSample | None = None  # the domain sample (problems with a [sampler])
+    coverage: list[FeatureCoverage] = field(default_factory=list)
+    adequacy: list[ModelResult] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -79,17 +88,42 @@ class ProblemReport:
             return None
         return sum(v.killed for v in self.variants) / len(self.variants)
 
+    @property
+    def covered(self) -> tuple[int, int] | None:
+        """(features that pass, features the hidden set must exercise), or None without a sampler."""
+        if self.sample is None:
+            return None
+        required = [c for c in self.coverage if c.required]
+        return sum(c.ok for c in required), len(required)
+
+    @property
+    def adequate(self) -> tuple[int, int] | None:
+        """(variants and partial models proved caught, all of them), or None without a sampler."""
+        if self.sample is None:
+            return None
+        return sum(m.ok for m in self.adequacy), len(self.adequacy)
+
     def add(self, name: str, ok: bool, detail: str = "") -> None:
         self.checks.append(CheckResult(name, ok, detail))
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "problem": self.problem.qualified_id,
             "ok": self.ok,
             "checks": [c.__dict__ for c in self.checks],
             "variants": [v.__dict__ for v in self.variants],
             "kill_rate": self.kill_rate,
         }
+        if self.sample is not None:
+            out["domain_sample"] = {"seed": self.sample.seed, "drawn": len(self.sample.draws),
+                                    "accepted": len(self.sample.accepted)}
+            out["coverage"] = [{"feature": c.name, "says": c.says, "automatic": c.automatic, "min": c.min,
+                                "required": c.required, "ok": c.ok, "hidden": c.hidden, "hidden_total": c.hidden_total,
+                                "sample": c.sample, "sample_total": c.sample_total} for c in self.coverage]
+            out["adequacy"] = [{**m.__dict__, "ok": m.ok} for m in self.adequacy]
+            out["covered"] = list(self.covered or ())
+            out["adequate"] = list(self.adequate or ())
+        return out
 
 
 def _canonical(vectors: tuple[Vector, ...]) -> str:
@@ -123,29 +157,6 @@ def _domain_check(problem: Problem, report: ProblemReport, inputs: list[tuple[st
                f"{len(bad)} violation(s): " + "; ".join(bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else ""))
 
 
-def _out_of_range(t: TypeSpec, value: Any, where: str, signed: bool, out: list[str]) -> None:
-    """Collect the negative integers (unless signed) and non-finite numbers of an output value."""
-    if t.kind == "int" and type(value) is int and value < 0 and not signed:
-        out.append(f"{where} = {value} is negative (a count; declare signed = true if it may be)")
-    elif t.kind == "float" and isinstance(value, float) and not math.isfinite(value):
-        out.append(f"{where} = {value} is not finite")
-    elif t.inner is not None and isinstance(value, list):
-        for i, x in enumerate(value):
-            _out_of_range(t.inner, x, f"{where}[{i}]", signed, out)
-    elif t.inner is not None and isinstance(value, dict):
-        for k, x in value.items():
-            _out_of_range(t.inner, x, f"{where}[{k!r}]", signed, out)
-
-
-def _answer_range(fields: list[FieldSpec], expected: Any) -> list[str]:
-    out: list[str] = []
-    if isinstance(expected, dict):
-        for f in fields:
-            if f.name in expected:
-                _out_of_range(f.parsed, expected[f.name], f.name, f.signed, out)
-    return out
-
-
 def _range_check(report: ProblemReport, answers: list[tuple[str, list[str]]], n: int) -> None:
     bad = [f"{vid}: {why}" for vid, whys in answers for why in whys]
     report.add("reference range", not bad,
@@ -169,9 +180,9 @@ def _probe(problem: Problem, report: ProblemReport) -> None:
     names = [p.name for p in d.signature.params]
     draws = [("h", d.generator.hidden_seed, d.generator.hidden_count, dict(d.generator.options)),
              ("v", d.generator.visible_seed, d.generator.visible_count, dict(d.generator.options))]
-    if d.generator.real:
-        draws.append(("r", d.generator.real.seed, d.generator.real.count,
-                      {**d.generator.options, **d.generator.real.options}))
+    for prefix, extra in (("c", d.generator.corners), ("r", d.generator.real)):
+        if extra is not None:
+            draws.append((prefix, extra.seed, extra.count, {**d.generator.options, **extra.options}))
     inputs: list[tuple[str, dict[str, Any]]] = []
     answers: list[tuple[str, list[str]]] = []
     for prefix, seed, count, options in draws:
@@ -192,7 +203,7 @@ def _probe(problem: Problem, report: ProblemReport) -> None:
             except Exception as exc:  # noqa: BLE001 - what the reference does is the finding
                 answers.append((vid, [f"the reference raises {type(exc).__name__}: {exc}"]))
                 continue
-            answers.append((vid, _answer_range(d.outputs, answer)))
+            answers.append((vid, answer_range(d.outputs, answer)))
     _domain_check(problem, report, inputs)
     _range_check(report, answers, len(inputs))
 
@@ -217,7 +228,7 @@ def _qa_check(problem: Problem, report: ProblemReport, hidden: tuple[Vector, ...
     values = [it for it in items if it.kind == "value"]
     bad = [f"{it.id} {v.describe()}" for it in values
            for v in violations(problem.data.domain, dict(zip(names, it.args)))]
-    ranged = [(it.id, _answer_range(problem.data.outputs, it.expected)) for it in values]
+    ranged = [(it.id, answer_range(problem.data.outputs, it.expected)) for it in values]
     out_of_range = [f"{i}: {w}" for i, ws in ranged for w in ws]
     short = [f"question {j} ({c.kind} {c.field or c.keys}) gave {n} of {QA_CHECK_ITEMS} items"
              for j, c in enumerate(problem.data.qa.choices)
@@ -252,10 +263,10 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
 
     try:
         t0 = time.process_time()
-        hidden = generate(problem, "hidden") + generate(problem, "real")
+        hidden = generate_hidden(problem)
         gen_s = time.process_time() - t0
         visible = generate(problem, "visible", exclude=hidden_inputs(hidden))
-        again = generate(problem, "hidden") + generate(problem, "real")
+        again = generate_hidden(problem)
     except GraderError as exc:
         report.add("vectors", False, str(exc))
         _probe(problem, report)
@@ -277,7 +288,7 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
                + ("; every hidden vector has the same expected output" if distinct_outputs <= 1 < len(hidden) else ""))
 
     _domain_check(problem, report, [(v.id, v.kwargs(problem)) for v in hidden + visible])
-    _range_check(report, [(v.id, _answer_range(d.outputs, v.expected)) for v in hidden + visible],
+    _range_check(report, [(v.id, answer_range(d.outputs, v.expected)) for v in hidden + visible],
                  len(hidden) + len(visible))
 
     keys: set[str] = set()
@@ -318,6 +329,52 @@ def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector
     return hidden, visible
 
 
+def _some(items: list[str], n: int = 3) -> str:
+    return "; ".join(items[:n]) + (f"; and {len(items) - n} more" if len(items) > n else "")
+
+
+def domain_checks(problem: Problem, report: ProblemReport, hidden: tuple[Vector, ...], workers: int = 2) -> None:
+    """The sampler, the domain sample, feature coverage and hidden-set adequacy (needs a [sampler];
+    runs the variants and partial models on the host, never in the sandbox)."""
+    spec = problem.data.sampler
+    if spec is None:
+        return
+    try:
+        problem.sampler_fn
+    except PackError as exc:
+        report.add("sampler", False, str(exc))
+        return
+    shared = shared_modules(problem)
+    report.add("sampler", not shared,
+               f"{spec.name} shares no code with the generator {problem.data.generator.name}" if not shared else
+               f"{spec.name} shares code with the generator {problem.data.generator.name} (modules "
+               f"{', '.join(shared)}): a sampler must be written apart, or it inherits the generator's blind spots")
+    sample = draw_sample(problem)
+    report.sample = sample
+    rejected = sample.rejected
+    report.add("domain sample", not rejected,
+               f"{len(sample.draws)} inputs, all accepted (seed {sample.seed})" if not rejected else
+               f"{len(rejected)} of {len(sample.draws)} inputs not accepted: "
+               + _some([f"{d.id} {d.problem}" for d in rejected]))
+    if not sample.accepted:
+        return
+    report.coverage, errors = coverage(problem, hidden, sample)
+    findings = [f for c in report.coverage if (f := c.finding())]
+    if errors:
+        findings.append("feature rules that cannot be evaluated: " + _some(errors))
+    done, total = report.covered or (0, 0)
+    report.add("coverage", not findings,
+               f"{done}/{total} features exercised by enough hidden vectors" if not findings else
+               f"{done}/{total}: " + _some(findings, 4))
+    report.adequacy = adequacy(problem, hidden, sample, workers)
+    if report.adequacy:
+        caught, n = report.adequate or (0, 0)
+        bad = [f for m in report.adequacy if (f := m.finding())]
+        report.add("adequacy", not bad,
+                   f"hidden-set adequacy {caught}/{n}: every variant and partial model the domain sample shows "
+                   "wrong fails a hidden vector" if not bad else f"hidden-set adequacy {caught}/{n}: " + _some(bad, 4))
+
+
 def validate_problem(
     problem: Problem, handle: SandboxHandle | None, workers: int = 2, analytical_sample: int | None = None
 ) -> ProblemReport:
@@ -325,9 +382,12 @@ def validate_problem(
     real-size vectors (spread over them) instead of all: a quicker proof for test suites."""
     report = ProblemReport(problem)
     made = static_checks(problem, report)
-    if made is None or handle is None:
+    if made is None:
         return report
     hidden, _ = made
+    domain_checks(problem, report, hidden, workers)
+    if handle is None:
+        return report
     jobs: list[tuple[str, str]] = []
     try:
         jobs.append(("gold:reference", bundle_reference(problem.reference_fn, problem.entry_point)))

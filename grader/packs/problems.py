@@ -11,8 +11,11 @@ A pack is one self-contained directory::
 
 Wrong-on-purpose variants are declared in problem.toml as the change that makes their mistake
 (switches, an exact search-and-replace, a unified diff; see grader/packs/changes.py) and
-materialised from the solution when needed. Directories whose name starts with ``_`` or ``.``
-are the pack's own (trusted code, a shared engine), never problems.
+materialised from the solution when needed; partial models (answers right on a restricted domain
+only) are declared the same way. A problem may also name an independent domain sampler and the
+features its hidden vectors must exercise (grader/packs/sampling.py, grader/grading/adequacy.py).
+Directories whose name starts with ``_`` or ``.`` are the pack's own (trusted code, a shared
+engine), never problems.
 
 Packs are found under ``--pack-path`` directories, ``PERFGRADE_PACKS``, the ``perfgrade.packs``
 entry point group of installed packages, and the built-in ``problems/`` directory.
@@ -47,6 +50,7 @@ PROBLEM_FILE = "problem.toml"
 SPEC_FILE = "spec.md"
 SOLUTION_FILE = "solution.py"
 VARIANTS_DIR = "variants"
+PARTIAL_MODELS_DIR = "partial_models"
 ENV_PACKS = "PERFGRADE_PACKS"
 ENTRY_POINT_GROUP = "perfgrade.packs"
 FORMAT_VERSION = 2
@@ -235,6 +239,17 @@ class RealSpec(_Strict):
                                     "(merged over the generator's options)")
 
 
+class CornerSpec(_Strict):
+    """Hidden vectors drawn with generator options of their own, for corners of the domain the main
+    draw reaches too rarely (the validator's coverage and adequacy checks say which)."""
+
+    seed: int = Field(ge=0)
+    count: int = Field(ge=1, le=1000)
+    options: dict[str, Any] = Field(default_factory=dict, description="generator options for these vectors "
+                                    "(merged over the generator's options)")
+    says: str = Field(min_length=3, description="what these vectors add, in one sentence")
+
+
 class GeneratorSpec(_Strict):
     """Where the test inputs come from: a registered generator, its options and seeds."""
 
@@ -250,12 +265,21 @@ class GeneratorSpec(_Strict):
     real: RealSpec | None = Field(
         None, description="real-size hidden vectors drawn in addition to the hidden_count small ones"
     )
+    corners: CornerSpec | None = Field(
+        None, description="hidden vectors drawn in addition, with options of their own (never shown in a prompt)"
+    )
+
+    @property
+    def seeds(self) -> list[int]:
+        """Every seed of the code-mode vectors: hidden, visible, real, corners."""
+        return ([self.hidden_seed, self.visible_seed] + ([self.real.seed] if self.real else [])
+                + ([self.corners.seed] if self.corners else []))
 
     @model_validator(mode="after")
     def _seeds(self) -> "GeneratorSpec":
-        seeds = [self.hidden_seed, self.visible_seed] + ([self.real.seed] if self.real else [])
+        seeds = self.seeds
         if len(set(seeds)) != len(seeds):
-            raise ValueError("hidden_seed, visible_seed and real.seed must all differ")
+            raise ValueError("hidden_seed, visible_seed, real.seed and corners.seed must all differ")
         if self.hidden_count < MIN_HIDDEN and not self.small_input_space:
             raise ValueError(
                 f"hidden_count {self.hidden_count} < {MIN_HIDDEN}: raise it or explain in small_input_space"
@@ -343,36 +367,91 @@ class SourceSpec(_Strict):
         return self
 
 
-class VariantSpec(_Strict):
-    """A wrong-on-purpose variant: the mistake and the change of the solution that makes it.
+class _ChangeSpec(_Strict):
+    """A module declared as one change of the problem's solution (shared by variants and partial models).
 
     Exactly one of ``switches`` (the solution's ``FLAGS`` dict for a solution built with mistake
     switches), ``replace`` (exact search-and-replace edits), ``patch`` (a unified diff of the
-    solution) or ``file`` (a whole module in the problem directory, for a variant that shares
-    nothing with the solution).
+    solution) or ``file`` (a whole module in the problem directory, for one that shares nothing
+    with the solution).
     """
 
-    name: str | None = Field(None, pattern=IDENT, description="the variant's name (default: its file's stem)")
-    mistake: str = Field(min_length=10, description="the plausible mistake this variant makes")
     switches: dict[str, bool | int | float | str] | None = Field(
         None, min_length=1, description="the FLAGS the solution's mistake switches read")
     replace: list[Replacement] | None = Field(None, min_length=1, description="exact edits of the solution")
     patch: str | None = Field(None, min_length=1, description="a unified diff of the solution")
-    file: str | None = Field(None, pattern=r"^variants/[A-Za-z0-9_]+\.py$", description="a whole module")
 
     @model_validator(mode="after")
-    def _one_change(self) -> "VariantSpec":
+    def _one_change(self) -> "_ChangeSpec":
         given = [k for k in ("switches", "replace", "patch", "file") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError("give exactly one of switches, replace, patch and file"
                              + (f" (got {', '.join(given)})" if given else ""))
-        if self.name is None and self.file is None:
-            raise ValueError("a variant declared as a change needs a name")
+        if getattr(self, "name") is None and getattr(self, "file") is None:
+            raise ValueError("a module declared as a change needs a name")
         return self
 
     @property
     def label(self) -> str:
-        return self.name if self.name is not None else Path(self.file or "").stem
+        name = getattr(self, "name")
+        return name if name is not None else Path(getattr(self, "file") or "").stem
+
+
+class VariantSpec(_ChangeSpec):
+    """A wrong-on-purpose variant: the mistake and the change of the solution that makes it."""
+
+    name: str | None = Field(None, pattern=IDENT, description="the variant's name (default: its file's stem)")
+    mistake: str = Field(min_length=10, description="the plausible mistake this variant makes")
+    file: str | None = Field(None, pattern=r"^variants/[A-Za-z0-9_]+\.py$", description="a whole module")
+
+
+class PartialModelSpec(_ChangeSpec):
+    """A partial model: an answer that is right on a restricted part of the domain only (one loop per
+    dimension, no padding, perfect factors, 32-bit or float arithmetic...), declared like a variant.
+
+    The validator proves that the hidden vectors catch it wherever the domain sample shows it wrong;
+    with ``rule``, also that it is right on every domain-sample input the rule accepts.
+    """
+
+    name: str | None = Field(None, pattern=IDENT, description="the partial model's name (default: its file's stem)")
+    restricted: str = Field(min_length=10, description="where it is right, in one sentence "
+                            "('right when every dimension has at most one loop per level')")
+    rule: str | None = Field(None, min_length=1, description="optional: that restricted domain as a rule (the "
+                             "language of [[domain]]); the validator checks the model is right wherever it holds")
+    file: str | None = Field(None, pattern=r"^partial_models/[A-Za-z0-9_]+\.py$", description="a whole module")
+
+    @field_validator("rule")
+    @classmethod
+    def _parses(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_rule(v)
+        return v
+
+
+class SamplerSpec(_Strict):
+    """The problem's domain sampler: draws inputs from the whole stated domain, independently of the
+    generator (it shares no code with it), for the validator's coverage and adequacy checks."""
+
+    name: str = Field(min_length=1, description="key in the pack's trusted SAMPLERS: sample(rng, **options) -> "
+                      "{parameter: value}")
+    options: dict[str, Any] = Field(default_factory=dict, description="keyword options of the sampler")
+    count: int = Field(2000, ge=1, le=100_000, description="inputs the validator draws (default 2000)")
+
+
+class FeatureSpec(_Strict):
+    """A feature the domain allows, which the hidden vectors must exercise (coverage)."""
+
+    name: str = Field(pattern=IDENT, description="a short identifier, e.g. 'outer_overshoot'")
+    rule: str = Field(min_length=1, description="when an input exercises the feature: a rule over the parameters "
+                      "(the language of [[domain]])")
+    says: str = Field(min_length=3, description="the feature as one short sentence")
+    min: int = Field(3, ge=1, le=1000, description="hidden vectors that must exercise it (default 3)")
+
+    @field_validator("rule")
+    @classmethod
+    def _parses(cls, v: str) -> str:
+        parse_rule(v)
+        return v
 
 
 class ProblemLimits(_Strict):
@@ -399,6 +478,12 @@ class ProblemFile(_Strict):
     outputs: list[FieldSpec] = Field(min_length=1, description="keys of the returned dict")
     generator: GeneratorSpec
     variants: list[VariantSpec] = Field(default_factory=list)
+    partial_models: list[PartialModelSpec] = Field(
+        default_factory=list, description="answers right on a restricted domain only; the hidden vectors must "
+        "catch each wherever the domain sample shows it wrong")
+    sampler: SamplerSpec | None = Field(None, description="the independent domain sampler (coverage and adequacy)")
+    features: list[FeatureSpec] = Field(default_factory=list, description="features of the domain the hidden "
+                                        "vectors must exercise (besides the automatic int >= 2^31 and 2^53)")
     limits: ProblemLimits = Field(default_factory=ProblemLimits)
     domain: list[DomainRule] = Field(
         default_factory=list, description="what every input satisfies: rules over the parameters, stated in "
@@ -423,7 +508,7 @@ class ProblemFile(_Strict):
         if self.qa is None:
             return self
         g = self.generator
-        if self.qa.seed in {g.hidden_seed, g.visible_seed} | ({g.real.seed} if g.real else set()):
+        if self.qa.seed in set(g.seeds):
             raise ValueError("qa.seed must differ from the generator's seeds")
         outputs = {f.name: f.parsed for f in self.outputs}
         params = {p.name: p.type for p in self.signature.params}
@@ -452,6 +537,20 @@ class ProblemFile(_Strict):
         _refuse_duplicates([x.label for x in v], "variant names")
         return v
 
+    @field_validator("features")
+    @classmethod
+    def _unique_features(cls, v: list[FeatureSpec]) -> list[FeatureSpec]:
+        _refuse_duplicates([x.name for x in v], "feature names")
+        return v
+
+    @model_validator(mode="after")
+    def _adequacy(self) -> "ProblemFile":
+        _refuse_duplicates([x.label for x in self.variants] + [x.label for x in self.partial_models],
+                           "variant and partial model names")
+        if (self.features or self.partial_models) and self.sampler is None:
+            raise ValueError("features and partial models are measured on the domain sample: declare [sampler]")
+        return self
+
     @field_validator("simulator")
     @classmethod
     def _simulator_file(cls, v: "str | SourceSpec | None") -> "str | SourceSpec | None":
@@ -467,37 +566,64 @@ class ProblemFile(_Strict):
 # ------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Variant:
-    """A declared variant; its module is materialised from the solution on demand."""
+class DeclaredModule:
+    """A module declared in problem.toml as a change of the solution (a variant or a partial model);
+    its source is materialised from the solution on demand."""
 
     problem: "Problem"
     index: int
-    spec: VariantSpec
+    spec: VariantSpec | PartialModelSpec
+
+    table = "variants"  # the problem.toml table that declares it (for error messages)
 
     @property
     def name(self) -> str:
         return self.spec.label
 
     @property
-    def mistake(self) -> str:
-        return self.spec.mistake
-
-    @property
     def source(self) -> str:
-        """The variant's module. Raises PackError naming the variant when its change no longer applies."""
+        """The module. Raises PackError naming it when its change no longer applies to the solution."""
         problem, spec = self.problem, self.spec
         where = problem.dir / PROBLEM_FILE
+        what = "variant" if self.table == "variants" else "partial model"
         if spec.file is not None:
-            return _read_source(problem.dir / spec.file, where, f"variants.{self.index}.file")
+            return _read_source(problem.dir / spec.file, where, f"{self.table}.{self.index}.file")
         solution = problem.solution_source
         if solution is None:
-            raise PackError(where, f"variant {self.name!r} changes the solution, but the problem has none",
-                            f"variants.{self.index}")
+            raise PackError(where, f"{what} {self.name!r} changes the solution, but the problem has none",
+                            f"{self.table}.{self.index}")
         try:
             return apply_change(solution, switches=spec.switches, replace=spec.replace, patch=spec.patch)
         except ChangeError as exc:
-            raise PackError(where, f"variant {self.name!r} no longer applies to the solution: {exc}",
-                            f"variants.{self.index}") from None
+            raise PackError(where, f"{what} {self.name!r} no longer applies to the solution: {exc}",
+                            f"{self.table}.{self.index}") from None
+
+
+@dataclass(frozen=True)
+class Variant(DeclaredModule):
+    """A wrong-on-purpose variant: the solution with one plausible mistake."""
+
+    spec: VariantSpec
+
+    @property
+    def mistake(self) -> str:
+        return self.spec.mistake
+
+
+@dataclass(frozen=True)
+class PartialModel(DeclaredModule):
+    """An answer right only on a restricted part of the domain (``restricted``, optionally ``rule``)."""
+
+    spec: PartialModelSpec
+    table = "partial_models"
+
+    @property
+    def restricted(self) -> str:
+        return self.spec.restricted
+
+    @property
+    def rule(self) -> str | None:
+        return self.spec.rule
 
 
 def _read_source(path: Path, where: Path, field: str) -> str:
@@ -571,6 +697,10 @@ class Problem:
         return [Variant(self, i, v) for i, v in enumerate(self.data.variants)]
 
     @property
+    def partial_models(self) -> list[PartialModel]:
+        return [PartialModel(self, i, m) for i, m in enumerate(self.data.partial_models)]
+
+    @property
     def trusted(self) -> TrustedCode:
         return self.pack.trusted
 
@@ -592,6 +722,18 @@ class Problem:
             raise PackError(self.dir / PROBLEM_FILE, f"unknown generator {self.data.generator.name!r} (the "
                             f"pack's trusted code defines: {', '.join(sorted(self.trusted.generators)) or 'none'})",
                             "generator.name")
+        return fn
+
+    @property
+    def sampler_fn(self) -> Callable[..., Any]:
+        """The problem's domain sampler, from the pack's trusted code (PackError without [sampler])."""
+        if self.data.sampler is None:
+            raise PackError(self.dir / PROBLEM_FILE, "the problem declares no [sampler]", "sampler")
+        fn = self.trusted.samplers.get(self.data.sampler.name)
+        if fn is None:
+            raise PackError(self.dir / PROBLEM_FILE, f"unknown sampler {self.data.sampler.name!r} (the pack's "
+                            f"trusted code defines: {', '.join(sorted(self.trusted.samplers)) or 'none'})",
+                            "sampler.name")
         return fn
 
     @cached_property
@@ -780,12 +922,24 @@ def load_problem(pack: Pack, problem_dir: Path) -> Problem:
     if data.simulator and not data.generator.real:
         raise PackError(path, "a simulator needs real-size vectors to run out of time on: add [generator.real]",
                         "simulator")
-    variants_dir = problem_dir / VARIANTS_DIR
-    if variants_dir.is_dir():
-        declared = {v.file for v in data.variants if v.file is not None}
-        for f in sorted(variants_dir.glob("*.py")):
-            if f"{VARIANTS_DIR}/{f.name}" not in declared:
-                raise PackError(f, "variant file is not declared in problem.toml [[variants]]")
+    for table, specs in (("features", data.features), ("partial_models", data.partial_models)):
+        for i, declared in enumerate(specs):
+            if declared.rule is None:
+                continue
+            unknown = sorted(parse_rule(declared.rule).names - set(params))
+            if unknown:
+                raise PackError(path, f"rule {declared.rule!r} reads {', '.join(unknown)}: not a parameter "
+                                f"(parameters: {', '.join(params)})", f"{table}.{i}.rule")
+    for i, m in enumerate(data.partial_models):
+        if m.file is not None and not (problem_dir / m.file).is_file():
+            raise PackError(path, f"partial model file {m.file} not found", f"partial_models.{i}.file")
+    for folder, specs, table in ((VARIANTS_DIR, data.variants, "[[variants]]"),
+                                 (PARTIAL_MODELS_DIR, data.partial_models, "[[partial_models]]")):
+        if (problem_dir / folder).is_dir():
+            declared = {v.file for v in specs if v.file is not None}
+            for f in sorted((problem_dir / folder).glob("*.py")):
+                if f"{folder}/{f.name}" not in declared:
+                    raise PackError(f, f"this file is not declared in problem.toml {table}")
     return Problem(pack=pack, dir=problem_dir, data=data, spec=spec)
 
 

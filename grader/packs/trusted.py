@@ -2,8 +2,9 @@
 
 A pack declares one subfolder as its trusted code (``trusted = "_trusted"`` in ``pack.toml``): a
 Python package whose ``__init__.py`` defines two dicts, ``REFERENCES`` (key -> reference function)
-and ``GENERATORS`` (key -> input generator). ``problem.toml`` names its reference and generator by
-those keys. The package is imported here, on the host only, under a name of its own
+and ``GENERATORS`` (key -> input generator), and optionally a third, ``SAMPLERS`` (key -> domain
+sampler, written apart from the generators). ``problem.toml`` names its reference, generator and
+sampler by those keys. The package is imported here, on the host only, under a name of its own
 (``perfgrade_trusted_<pack>``), so two packs never share module names and nothing needs to be
 installed or registered anywhere else. It may import its own modules (relative imports), the
 standard library, numpy and the modules shared across packs in ``reference_models``.
@@ -42,13 +43,14 @@ def package_name(pack_name: str, directory: Path) -> str:
 
 @dataclass(frozen=True)
 class TrustedCode:
-    """A pack's imported trusted package and its two registries."""
+    """A pack's imported trusted package and its registries."""
 
     package: str
     dir: Path
     module: ModuleType
     references: dict[str, Callable[..., Any]] = field(default_factory=dict)
     generators: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    samplers: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     def submodule(self, name: str) -> ModuleType:
         """One module of the package (``trusted.submodule("loopnest")``), imported on first use."""
@@ -98,13 +100,13 @@ def load_trusted(pack_name: str, directory: Path, where: Path) -> TrustedCode:
             del sys.modules[key]
         raise PackError(init, f"importing the pack's trusted code failed: {type(exc).__name__}: {exc}") from exc
     registries = []
-    for attr in ("REFERENCES", "GENERATORS"):
-        table = getattr(module, attr, None)
+    for attr in ("REFERENCES", "GENERATORS", "SAMPLERS"):
+        table = getattr(module, attr, {} if attr == "SAMPLERS" else None)  # SAMPLERS is optional
         if not isinstance(table, dict) or not all(isinstance(k, str) and callable(v) for k, v in table.items()):
             del sys.modules[name]
             raise PackError(init, f"{attr} must be a dict from string keys to functions")
         registries.append(dict(table))
     code = TrustedCode(package=name, dir=directory, module=module, references=registries[0],
-                       generators=registries[1])
+                       generators=registries[1], samplers=registries[2])
     _LOADED[name] = (digest, code)
     return code

@@ -3,12 +3,14 @@
 Vectors are computed on the host, deterministically (case ``i`` of a seed always draws from
 ``numpy.random.default_rng([seed, i])``), and cached under the problem's content hash, which
 covers the spec, signature, generator, seeds and the reference code. Hidden vectors are used for
-grading only; they never appear in a prompt, in the sandbox image or in a log a model could see.
-Visible vectors are drawn separately (their own seed) and shown in the prompt as examples.
+grading only; they never appear in a prompt, in the sandbox image or in a log a model could see:
+the main draw (ids ``h..``), the corners drawn with options of their own (``c..``,
+``[generator.corners]``) and the real-size ones (``r..``, ``[generator.real]``). Visible vectors
+are drawn separately (their own seed) and shown in the prompt as examples.
 
 **Instance seeds.** The seeds in ``problem.toml`` give the release's instances, the ones every
 published figure is about. An instance seed ``S`` (``eval --instance-seed S``) draws fresh hidden
-vectors (small and real-size) and fresh Q&A instances with the same generators and references:
+vectors (small, corners and real-size) and fresh Q&A instances with the same generators and references:
 each seed of the problem is replaced by :func:`derive_seed` ``(S, problem, kind, seed)``, a hash,
 so problems and kinds stay independent of each other and of the release. The visible examples
 stay the release's (the prompt is the same for every seed) and a fresh hidden vector that
@@ -19,6 +21,7 @@ release. Vectors of a seed are cached under the content hash and the seed.
 from __future__ import annotations
 
 import hashlib
+import math
 import json
 import os
 import tempfile
@@ -34,7 +37,7 @@ from ..settings import cache_dir
 
 VECTOR_FORMAT = 1
 RELEASE = "release"  # the instance seed of the release, as the command line and reports spell it
-_SEEDED = ("hidden", "real", "qa")  # what an instance seed redraws; the visible examples never change
+_SEEDED = ("hidden", "corners", "real", "qa")  # what an instance seed redraws; the visible examples never change
 
 
 def parse_instance_seed(value: "str | int | None") -> int | None:
@@ -103,7 +106,7 @@ def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def _plain(value: Any, where: str) -> Any:
+def plain(value: Any, where: str) -> Any:
     """Convert generator/reference output to plain JSON values (numpy scalars included)."""
     if value is None or isinstance(value, (bool, str)):
         return value
@@ -117,15 +120,15 @@ def _plain(value: Any, where: str) -> Any:
             raise ReferenceError_(f"{where}: non-finite number {f}")
         return f
     if isinstance(value, (list, tuple)):
-        return [_plain(x, where) for x in value]
+        return [plain(x, where) for x in value]
     if isinstance(value, np.ndarray):
-        return [_plain(x, where) for x in value.tolist()]
+        return [plain(x, where) for x in value.tolist()]
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
                 raise ReferenceError_(f"{where}: dict key {k!r} is not a string")
-            out[k] = _plain(v, where)
+            out[k] = plain(v, where)
         return out
     raise ReferenceError_(f"{where}: value of type {type(value).__name__} is not plain JSON")
 
@@ -173,7 +176,8 @@ def _tname(value: Any) -> str:
     )
 
 
-def _check_expected(problem: Problem, expected: Any, where: str) -> dict[str, Any]:
+def check_expected(problem: Problem, expected: Any, where: str) -> dict[str, Any]:
+    """The reference's answer, checked against the declared outputs (keys and types), or ReferenceError_."""
     if not isinstance(expected, dict):
         raise ReferenceError_(f"{where}: the reference returned {type(expected).__name__}, not a dict")
     names = [f.name for f in problem.data.outputs]
@@ -188,13 +192,38 @@ def _check_expected(problem: Problem, expected: Any, where: str) -> dict[str, An
     return expected
 
 
+def _out_of_range(t: TypeSpec, value: Any, where: str, signed: bool, out: list[str]) -> None:
+    """Collect the negative integers (unless signed) and non-finite numbers of an output value."""
+    if t.kind == "int" and type(value) is int and value < 0 and not signed:
+        out.append(f"{where} = {value} is negative (a count; declare signed = true if it may be)")
+    elif t.kind == "float" and isinstance(value, float) and not math.isfinite(value):
+        out.append(f"{where} = {value} is not finite")
+    elif t.inner is not None and isinstance(value, list):
+        for i, x in enumerate(value):
+            _out_of_range(t.inner, x, f"{where}[{i}]", signed, out)
+    elif t.inner is not None and isinstance(value, dict):
+        for k, x in value.items():
+            _out_of_range(t.inner, x, f"{where}[{k!r}]", signed, out)
+
+
+def answer_range(fields: list[FieldSpec], expected: Any) -> list[str]:
+    """Why a reference's answer is out of range: negative counts (unless the field is ``signed``) and
+    non-finite numbers, each named by its field (empty when the answer is in range)."""
+    out: list[str] = []
+    if isinstance(expected, dict):
+        for f in fields:
+            if f.name in expected:
+                _out_of_range(f.parsed, expected[f.name], f.name, f.signed, out)
+    return out
+
+
 def _args_key(args: list[Any]) -> str:
     return _canonical(args)
 
 
 def generate(problem: Problem, which: str, exclude: set[str] | None = None,
              count: int | None = None, *, instance_seed: int | None = None, start: int = 0) -> tuple[Vector, ...]:
-    """Draw the hidden, real-size, visible or Q&A vectors of a problem (no cache).
+    """Draw the hidden, corner, real-size, visible or Q&A vectors of a problem (no cache).
 
     Visible examples and Q&A instances are redrawn (from ``[seed, i, attempt]``) when they
     coincide with an input listed in ``exclude`` (the hidden ones), so a hidden vector never
@@ -220,6 +249,12 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
             return ()
         seed, count, prefix = real.seed, real.count, "r"
         options.update(real.options)
+    elif which == "corners":
+        corners = spec.generator.corners
+        if corners is None:
+            return ()
+        seed, count, prefix = corners.seed, corners.count, "c"
+        options.update(corners.options)
     elif which == "qa":
         if spec.qa is None:
             raise PackError(problem.dir / "problem.toml", "no [qa] seed: the problem has no Q&A instances", "qa")
@@ -247,7 +282,7 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
             if not isinstance(drawn, dict) or sorted(drawn) != sorted(names):
                 got = sorted(drawn) if isinstance(drawn, dict) else type(drawn).__name__
                 raise ReferenceError_(f"{where}: generator returned {got}, expected arguments {names}")
-            args = [_plain(drawn[n], where) for n in names]
+            args = [plain(drawn[n], where) for n in names]
             if not exclude or _args_key(args) not in exclude:
                 break
         else:
@@ -258,9 +293,17 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
             expected = ref(*call_args)
         except Exception as exc:  # noqa: BLE001
             raise ReferenceError_(f"{where}: reference {spec.reference} raised {type(exc).__name__}: {exc}") from exc
-        expected = _check_expected(problem, _plain(expected, where), where)
+        expected = check_expected(problem, plain(expected, where), where)
         out.append(Vector(id=vid, args=args, expected=expected))
     return tuple(out)
+
+
+def generate_hidden(problem: Problem, *, instance_seed: int | None = None,
+                    exclude: set[str] | None = None) -> tuple[Vector, ...]:
+    """Every hidden vector (no cache): the main draw, the corners, then the real-size ones (under an
+    instance seed, each redrawn when it coincides with an input of ``exclude``: the visible examples)."""
+    return tuple(v for which in ("hidden", "corners", "real")
+                 for v in generate(problem, which, exclude=exclude, instance_seed=instance_seed))
 
 
 def is_real(v: Vector) -> bool:
@@ -305,17 +348,15 @@ def load(problem: Problem, *, use_cache: bool = True, instance_seed: int | None 
         if cached is not None:
             return cached
     if instance_seed is None:
-        hidden = generate(problem, "hidden") + generate(problem, "real")
+        hidden = generate_hidden(problem)
         visible = generate(problem, "visible", exclude=hidden_inputs(hidden))
     else:
         visible = load(problem, use_cache=use_cache).visible
-        shown = hidden_inputs(visible)
-        hidden = (generate(problem, "hidden", exclude=shown, instance_seed=instance_seed)
-                  + generate(problem, "real", exclude=shown, instance_seed=instance_seed))
+        hidden = generate_hidden(problem, instance_seed=instance_seed, exclude=hidden_inputs(visible))
     vs = VectorSet(problem_hash=problem.content_hash, hidden=hidden, visible=visible, instance_seed=instance_seed)
     if use_cache:
         # key order is kept as generated (not sorted), so cached vectors render the same prompt
-        _write_atomic(
+        write_atomic(
             path,
             json.dumps({
                 "format": VECTOR_FORMAT,
@@ -329,7 +370,7 @@ def load(problem: Problem, *, use_cache: bool = True, instance_seed: int | None 
     return vs
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:

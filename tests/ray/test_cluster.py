@@ -51,7 +51,7 @@ def _candidates(catalog):
     out = []
     problems = list(catalog.problems("tiny-pack")) + [Catalog([PERF_CORE]).find(f"perf-core/{p}") for p in GOLD_PROBLEMS]
     for p in problems:
-        out.append((p, "solution", p.solution_path.read_text()))
+        out.append((p, "solution", p.solution_source))
         out += [(p, v.name, v.source) for v in p.variants]
     sound = catalog.find("tiny-pack/sound")
     out += [(sound, name, EXTRA[name]) for name in ("crash", "slow", "half")]

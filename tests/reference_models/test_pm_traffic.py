@@ -105,3 +105,44 @@ def test_real_instances_are_real_valid_and_fast(gen):
         fits += pm_core.valid(nest)
         REFERENCES[ref](case["workload"], case["architecture"], case["mapping"])  # speed: benchmarks/bench_references.py
     assert fits >= 5
+
+
+def _padded(mapping: dict) -> int:
+    out = 1
+    for lv in mapping["levels"]:
+        for key in ("temporal", "spatial_x", "spatial_y"):
+            for _, f in lv.get(key, []):
+                out *= f
+    return out
+
+
+def test_split_loop_corners_match_the_simulator():
+    """The corner vectors of f4-gemm-dram-traffic: several loops of a dimension at one level, outer
+    loops that overshoot the size (pm_draw.split_loops), which the plain draws never make."""
+    gen = GENERATORS["pm_traffic.gemm_dram_traffic"]
+    several = 0
+    for i in range(120):
+        case = gen(np.random.default_rng([79, i]), split=0.8)
+        args = (case["workload"], case["architecture"], case["mapping"])
+        assert REFERENCES["pm_traffic.gemm_dram_traffic"](*args) == _gemm_traffic(simulate(*args), case["workload"]), (i, case)
+        several += any(len([d for d, f in lv["temporal"] if d == x and f > 1]) >= 2
+                       for lv in case["mapping"]["levels"] for x in "MNK")
+    assert several >= 60
+
+
+def test_the_domain_sampler_small_draws_match_the_simulator():
+    """The domain sampler of f4-gemm-dram-traffic reaches corners no generator draws (a factor-1
+    outermost loop with overshooting loops inside it, three loops of a dimension at one level):
+    the reference agrees with the element-level simulator on its small draws too."""
+    sample = _TRUSTED.samplers["samplers.gemm_dram_traffic"]
+    checked = 0
+    for i in range(1000):
+        case = sample(np.random.default_rng([80, i]), real_share=0.0)
+        if _padded(case["mapping"]) > 3000:
+            continue
+        args = (case["workload"], case["architecture"], case["mapping"])
+        assert REFERENCES["pm_traffic.gemm_dram_traffic"](*args) == _gemm_traffic(simulate(*args), case["workload"]), (i, case)
+        checked += 1
+        if checked == 150:
+            break
+    assert checked == 150

@@ -1,4 +1,4 @@
-"""The perf-core pack's trusted code: its reference functions and input generators.
+"""The perf-core pack's trusted code: its reference functions, input generators and domain samplers.
 
 Each module defines ``REFERENCES`` and ``GENERATORS`` with keys that start with the module's
 name; this package merges them (problem.toml names its reference and generator by these keys).
@@ -16,6 +16,7 @@ from . import (
     pipeline,
     ranking,
     roofline,
+    samplers,
     systolic,
     tiles,
     workload,
@@ -25,3 +26,4 @@ _MODULES = (workload, roofline, tiles, loopnest, cycles, energy, systolic, maest
 
 REFERENCES = merge(_MODULES, "REFERENCES")
 GENERATORS = merge(_MODULES, "GENERATORS")
+SAMPLERS = merge((samplers,), "SAMPLERS")  # domain samplers, written apart from the generators

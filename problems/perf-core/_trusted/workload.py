@@ -36,9 +36,48 @@ def conv_layer_accounting(layer: dict[str, Any], precision: dict[str, Any]) -> d
     }
 
 
-def gen_conv_layer(rng: np.random.Generator, max_hw: int = 64) -> dict[str, Any]:
+def _log_uniform(rng: np.random.Generator, bits: int) -> int:
+    """An integer in 1..2^bits, log-uniform."""
+    return max(1, int(2 ** rng.uniform(0, bits)))
+
+
+def _conv_corner(rng: np.random.Generator, large: bool, filter_past_input: float) -> dict[str, Any]:
+    """A conv layer at a corner of the domain: sizes whose counts pass 2^31 and often 2^53
+    (``large``), and with probability ``filter_past_input`` a filter larger than the unpadded input,
+    which only the padding makes fit."""
+    r = int(rng.choice([1, 2, 3, 5, 7, 11]))
+    s = r if rng.random() < 0.7 else int(rng.choice([1, 3, 5, 7]))
+    stride = int(rng.choice([1, 1, 2, 3, 5]))
+    dil = int(rng.choice([1, 1, 2, 3]))
+    if rng.random() < filter_past_input:
+        r, s = max(r, 3), max(s, 3)
+        h, w = int(rng.integers(1, r)), int(rng.integers(1, s))
+        need = max(dil * (r - 1) + 1 - h, dil * (s - 1) + 1 - w)
+        pad = -(-need // 2) + int(rng.integers(0, 3))
+    else:
+        h = _log_uniform(rng, 20) + dil * (r - 1) if large else int(rng.integers(dil * (r - 1) + 1, 65))
+        w = h if rng.random() < 0.5 else (_log_uniform(rng, 20) + dil * (s - 1) if large
+                                          else int(rng.integers(dil * (s - 1) + 1, 65)))
+        w = max(w, dil * (s - 1) + 1)
+        pad = int(rng.integers(0, 4))
+    if large:
+        n, c, k = _log_uniform(rng, 8), _log_uniform(rng, 16), _log_uniform(rng, 16)
+    else:
+        n, c, k = int(rng.choice([1, 2, 3])), int(rng.choice([1, 3, 16, 64])), int(rng.choice([1, 7, 16, 96]))
+    layer = {"N": n, "C": c, "K": k, "H": h, "W": w, "R": r, "S": s, "stride": stride, "padding": pad,
+             "dilation": dil}
+    bits = [1, 3, 4, 8, 16, 32]
+    precision = {name: int(rng.choice(bits)) for name in ("input_bits", "weight_bits", "output_bits")}
+    return {"layer": layer, "precision": precision}
+
+
+def gen_conv_layer(rng: np.random.Generator, max_hw: int = 64, large: bool = False,
+                   filter_past_input: float = 0.0) -> dict[str, Any]:
     """A conv layer that exercises the traps: strides that do not divide, padding, dilation,
-    odd element counts with sub-byte precisions."""
+    odd element counts with sub-byte precisions. ``large`` and ``filter_past_input`` draw the
+    corners instead (see _conv_corner)."""
+    if large or filter_past_input:
+        return _conv_corner(rng, large, filter_past_input)
     while True:
         r = int(rng.choice([1, 2, 3, 5, 7]))
         s = r if rng.random() < 0.7 else int(rng.choice([1, 3, 5]))

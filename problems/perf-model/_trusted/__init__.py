@@ -1,4 +1,4 @@
-"""The perf-model pack's trusted code: its reference functions and input generators.
+"""The perf-model pack's trusted code: its reference functions, input generators and domain samplers.
 
 Each module defines ``REFERENCES`` and ``GENERATORS`` with keys that start with the module's
 name; this package merges them (problem.toml names its reference and generator by these keys).
@@ -8,9 +8,10 @@ They build on the engine shared across packs (``reference_models.pm_core``, ``pm
 
 from reference_models.registry import merge
 
-from . import pm_e2e, pm_flash, pm_fused, pm_pipeline, pm_search, pm_select, pm_systolic, pm_traffic
+from . import pm_e2e, pm_flash, pm_fused, pm_pipeline, pm_search, pm_select, pm_systolic, pm_traffic, samplers
 
 _MODULES = (pm_traffic, pm_select, pm_e2e, pm_flash, pm_search, pm_fused, pm_systolic, pm_pipeline)
 
 REFERENCES = merge(_MODULES, "REFERENCES")
 GENERATORS = merge(_MODULES, "GENERATORS")
+SAMPLERS = merge((samplers,), "SAMPLERS")  # domain samplers, written apart from the generators

@@ -80,7 +80,9 @@ def ref_gemm_dram_traffic(workload: dict, architecture: dict, mapping: dict) -> 
 
 
 def gen_gemm_dram_traffic(rng: Any, real: bool = False, groups: Sequence[str] = ("bert-base", "llama-prefill", "llama-decode"),
-                          max_dim: int = 12) -> dict[str, Any]:
+                          max_dim: int = 12, split: float = 0.0) -> dict[str, Any]:
+    """``split``: the probability of splitting each temporal loop of a small instance into several
+    loops of its dimension at its level (outer ones that overshoot: empty DRAM iterations)."""
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _two_level(rng)
@@ -90,7 +92,10 @@ def gen_gemm_dram_traffic(rng: Any, real: bool = False, groups: Sequence[str] = 
     def draw():
         wl = pm_draw.small_gemm(rng, max_dim)
         arch = _small_two_level()
-        return {"workload": wl, "architecture": arch, "mapping": pm_draw.draw_mapping(rng, wl, arch, imperfect_p=0.4)}
+        mapping = pm_draw.draw_mapping(rng, wl, arch, imperfect_p=0.4)
+        if split:
+            mapping = pm_draw.split_loops(rng, wl, mapping, split)
+        return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 2000)
 
 

@@ -1,5 +1,6 @@
 """The reward API on the local engine, and its adapters called exactly as TRL and verl call them.
-(The same rewards on a Ray cluster: tests/ray/test_cluster.py.)"""
+(The same rewards on a Ray cluster: tests/ray/test_cluster.py; inside the real trainers, TRL's
+GRPOTrainer and verl's loader and reward managers: tests/integrations/.)"""
 
 from __future__ import annotations
 

@@ -4,7 +4,11 @@
   ``reward_func(prompts=..., completions=..., completion_ids=..., **columns)`` with every other
   dataset column as a keyword holding one value per completion; ours reads ``problem`` (the
   column ``python -m grader problems export`` writes). Completions are strings or, for a
-  conversational dataset, lists of messages. Returns one float per completion.
+  conversational dataset, lists of messages. A conversational prompt that ends with an assistant
+  message (a prefilled start of the answer, which TRL continues) is graded as that start followed
+  by the completion: the whole assistant turn. Returns one float per completion; each verdict
+  goes to TRL's completions table as the column ``perfgrade_verdict`` (through TRL's
+  ``log_extra``), so a 0.0 there says why.
 * verl's custom reward function: ``verl_compute_score(data_source, solution_str, ground_truth,
   extra_info=None)`` for the naive reward manager (one completion per call) and
   ``verl_compute_score_batch(data_sources, solution_strs, ground_truths, extra_infos)`` for the
@@ -38,7 +42,7 @@ from typing import Any
 
 from grader.errors import ConfigError
 from grader.packs.vectors import seed_words
-from grader.reward.core import DEFAULT_BATCH, Completion, RewardBatch, Rewarder
+from grader.reward.core import DEFAULT_BATCH, Completion, RewardBatch, Rewarder, completion_text
 
 _DEFAULT: Rewarder | None = None
 _DEFAULT_LOCK = threading.Lock()
@@ -86,15 +90,17 @@ def check_instance_seeds(rewarder: Rewarder, seeds: Sequence[Any]) -> None:
 # ------------------------------------------------------------------------------------------
 
 def make_trl_reward_func(rewarder: Rewarder | None = None, *, partial: bool | None = None,
-                         problem_key: str = "problem", name: str = "perfgrade") -> Callable[..., list[float]]:
+                         problem_key: str = "problem", name: str = "perfgrade") -> Callable[..., list[float | None]]:
     """A reward function for TRL's GRPOTrainer bound to ``rewarder`` (default: the shared one).
 
     The dataset needs a column ``problem_key`` naming each row's problem; an ``instance_seed``
     column (``problems export`` writes one) must hold the rewarder's seed. TRL logs the
-    function's ``__name__`` (``rewards/<name>/mean``).
+    function's ``__name__`` (``rewards/<name>/mean``, and the column ``<name>`` of its
+    completions table) and, beside it, the verdicts as the column ``<name>_verdict``.
     """
 
-    def reward_func(completions: Sequence[Completion], **kwargs: Any) -> list[float]:
+    def reward_func(completions: Sequence[Completion], prompts: Sequence[Any] | None = None,
+                    log_extra: Callable[[str, list], None] | None = None, **kwargs: Any) -> list[float | None]:
         problems = kwargs.get(problem_key)
         if problems is None:
             raise ConfigError(f"the dataset has no {problem_key!r} column naming each row's problem "
@@ -103,23 +109,36 @@ def make_trl_reward_func(rewarder: Rewarder | None = None, *, partial: bool | No
             problems = [problems] * len(completions)
         if len(problems) != len(completions):
             raise ConfigError(f"{len(completions)} completions but {len(problems)} values of {problem_key!r}")
+        if prompts is not None and len(prompts) == len(completions):
+            completions = [_with_prefill(p, c) for p, c in zip(prompts, completions)]
         r = rewarder or default_rewarder()
         if "instance_seed" in kwargs:
             seeds = kwargs["instance_seed"]
             check_instance_seeds(r, seeds if isinstance(seeds, (list, tuple)) else [seeds])
         out = r.score_many(list(zip(problems, completions)), mode="auto", partial=partial)
-        return out.rewards  # type: ignore[return-value]
+        if callable(log_extra):
+            log_extra(f"{name}_verdict", list(out.verdicts))
+        return out.rewards
 
     reward_func.__name__ = reward_func.__qualname__ = name
+    reward_func.__doc__ = ("TRL reward function: one reward per completion, graded by perfgrade "
+                           "(GRPOTrainer(reward_funcs=[...]))")
     return reward_func
 
 
-def trl_reward_func(completions: Sequence[Completion], **kwargs: Any) -> list[float]:
-    """TRL reward function with the shared Rewarder: ``GRPOTrainer(reward_funcs=[trl_reward_func])``."""
-    return _TRL(completions, **kwargs)
+def _with_prefill(prompt: Any, completion: Completion) -> Completion:
+    """The whole assistant turn: a prompt's final assistant message (a prefilled start that the
+    trainer continued) followed by the completion; the completion alone otherwise."""
+    if isinstance(prompt, Sequence) and not isinstance(prompt, str) and prompt:
+        last = prompt[-1]
+        if isinstance(last, Mapping) and last.get("role") == "assistant":
+            return completion_text(last) + completion_text(completion)
+    return completion
 
 
-_TRL = make_trl_reward_func()
+# TRL reward function with the shared Rewarder: ``GRPOTrainer(reward_funcs=[trl_reward_func])``;
+# TRL logs it by its name, ``perfgrade`` (``rewards/perfgrade/mean``).
+trl_reward_func = make_trl_reward_func()
 
 
 # ------------------------------------------------------------------------------------------

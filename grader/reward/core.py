@@ -100,7 +100,8 @@ class RewardBatch:
 
 
 class Rewarder:
-    """Scores completions of the packs' problems; holds a grading engine until :meth:`close`.
+    """Scores completions of the packs' problems; holds a grading engine until :meth:`close`
+    (made on the first code-mode grading: Q&A items need none).
 
     ``engine``: ``"local"`` (this machine's Docker engine), ``"ray"`` (a Ray cluster:
     ``ray_address``, else the connection this process has, else $RAY_ADDRESS, else a one-node
@@ -138,22 +139,38 @@ class Rewarder:
         self._hidden: dict[str, tuple] = {}
         self._lock = threading.Lock()
         self.run_id = f"reward-{uuid.uuid4().hex[:10]}"
-        memory = max((p.sandbox_limits(self.base_limits).memory_mb for p in catalog.problems()),
-                     default=self.base_limits.memory_mb)
+        self._memory_mb = max((p.sandbox_limits(self.base_limits).memory_mb for p in catalog.problems()),
+                              default=self.base_limits.memory_mb)
+        self._engine_spec, self._ray_address, self._workers = engine, ray_address, workers
         self._owns_engine = not isinstance(engine, GradingEngine)
-        if isinstance(engine, GradingEngine):
-            self.engine = engine
-        elif engine == "ray":
-            from ..grading.ray_engine import RayEngine
+        self._engine: GradingEngine | None = None if self._owns_engine else engine  # type: ignore[assignment]
+        self._pool: ThreadPoolExecutor | None = None
+        self._engine_lock = threading.Lock()
 
-            self.engine = RayEngine(ray_address, run_id=self.run_id, memory_mb=memory)
-        else:
-            from sandbox.engine import connect, sweep
+    @property
+    def engine(self) -> GradingEngine:
+        """The grading engine, made on first use: Q&A rewards never need one, so a trainer that
+        scores only Q&A items runs without Docker or a cluster."""
+        with self._engine_lock:
+            if self._engine is None:
+                if self._engine_spec == "ray":
+                    from ..grading.ray_engine import RayEngine
 
-            sweep(connect(), orphans_only=True)  # containers of a trainer that was killed
-            slots, _ = safe_workers(workers or min(8, 2 * (os.cpu_count() or 1)), memory)
-            self.engine = LocalEngine(open_sandbox(self.run_id), slots=slots)
-        self._pool = ThreadPoolExecutor(max_workers=max(1, self.engine.slots), thread_name_prefix="reward")
+                    self._engine = RayEngine(self._ray_address, run_id=self.run_id, memory_mb=self._memory_mb)
+                else:
+                    from sandbox.engine import connect, sweep
+
+                    sweep(connect(), orphans_only=True)  # containers of a trainer that was killed
+                    slots, _ = safe_workers(self._workers or min(8, 2 * (os.cpu_count() or 1)), self._memory_mb)
+                    self._engine = LocalEngine(open_sandbox(self.run_id), slots=slots)
+            return self._engine
+
+    def _executor(self) -> ThreadPoolExecutor:
+        engine = self.engine
+        with self._engine_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=max(1, engine.slots), thread_name_prefix="reward")
+            return self._pool
 
     # -- the API -----------------------------------------------------------------------------
     def score(self, problem: str, completions: Sequence[Completion], *, mode: str = "code",
@@ -275,7 +292,8 @@ class Rewarder:
         if len(chunks) == 1:
             results = [run(chunks[0][1], chunks[0][2])]
         else:
-            results = [f.result() for f in [self._pool.submit(run, p, c) for _, p, c in chunks]]
+            pool = self._executor()
+            results = [f.result() for f in [pool.submit(run, p, c) for _, p, c in chunks]]
         for (g_index, _, chunk), graded in zip(chunks, results):
             for (i, _), g in zip(chunk, graded):
                 out[g_index][i] = g
@@ -301,10 +319,16 @@ class Rewarder:
 
     # -- lifetime ----------------------------------------------------------------------------
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
-        if self._owns_engine:
-            self.engine.sweep()
-            self.engine.close()
+        with self._engine_lock:
+            pool, engine = self._pool, self._engine
+            self._pool = None
+            if self._owns_engine:
+                self._engine = None
+        if pool is not None:
+            pool.shutdown(wait=True)
+        if self._owns_engine and engine is not None:
+            engine.sweep()
+            engine.close()
 
     def __enter__(self) -> "Rewarder":
         return self

@@ -1,5 +1,6 @@
 """The reward API on the local engine, and its adapters called exactly as TRL and verl call them.
-(The same rewards on a Ray cluster: tests/ray/test_cluster.py.)"""
+(The same rewards on a Ray cluster: tests/ray/test_cluster.py; inside the real trainers, TRL's
+GRPOTrainer and verl's loader and reward managers: tests/integrations/.)"""
 
 from __future__ import annotations
 
@@ -138,3 +139,43 @@ def test_qa_answers_are_rewarded_on_the_host_and_mixed_batches_keep_their_order(
         assert mixed.verdicts == ["correct", "pass", "wrong_answer"] and mixed.rewards == [1.0, 1.0, 0.0]
         with pytest.raises(Exception, match="keyed pack/id:item"):
             r.score(p.qualified_id, [right], mode="qa")
+
+
+def test_trl_adapter_grades_the_whole_assistant_turn_logs_verdicts_and_needs_no_engine_for_qa(monkeypatch):
+    """TRL continues a prompt that ends with an assistant message and hands the reward function
+    only the continuation: the grader grades prefill + continuation. The verdicts go to TRL's
+    completions table through ``log_extra``. Q&A items never start a grading engine."""
+    import sandbox.engine
+    from grader.packs import vectors
+    from grader.packs.problems import Catalog
+    from grader.packs.qa import qa_items
+    from grader.reward import Rewarder, make_trl_reward_func, trl_reward_func
+
+    def no_engine(*args, **kwargs):
+        raise AssertionError("a Q&A reward must not contact the Docker engine")
+
+    monkeypatch.setattr(sandbox.engine, "connect", no_engine)
+    cat = Catalog([ROOT / "problems" / "perf-core"])
+    p = cat.find("perf-core/f4-gemm-dram-traffic")
+    choice = next(it for it in qa_items(p, vectors.load(p).hidden, 5) if it.kind == "choice")
+    right = choice.expected["answer"]
+    wrong = next(x for x in "ABCD" if x != right)
+    key = f"{p.qualified_id}:{choice.id}"
+    prefill = '```json\n{"answer": "'
+    prompt = [{"role": "user", "content": "which?"}, {"role": "assistant", "content": prefill}]
+    logged: dict[str, list] = {}
+    with Rewarder(catalog=cat) as r:
+        func = make_trl_reward_func(r)
+        got = func(prompts=[prompt, prompt, prompt, [{"role": "user", "content": "which?"}]],
+                   completions=[[{"role": "assistant", "content": f'{right}"}}\n```'}],
+                                [{"role": "assistant", "content": f'{wrong}"}}\n```'}],
+                                [{"role": "assistant", "content": "no idea"}],
+                                [{"role": "assistant", "content": f'```json\n{{"answer": "{right}"}}\n```'}]],
+                   completion_ids=[[1]] * 4, problem=[key] * 4, trainer_state=None,
+                   log_extra=lambda column, values: logged.setdefault(column, []).extend(values),
+                   log_metric=lambda name, value: None)
+        assert got == [1.0, 0.0, 0.0, 1.0]
+        assert logged == {"perfgrade_verdict": ["correct", "wrong_answer", "no_answer", "correct"]}
+        # without the prefill the continuation alone is no answer at all
+        assert func(completions=[f'{right}"}}\n```'], problem=[key]) == [0.0]
+    assert trl_reward_func.__name__ == "perfgrade"  # TRL logs rewards/perfgrade/mean

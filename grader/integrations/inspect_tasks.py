@@ -13,8 +13,9 @@ is needed only by whoever runs these tasks (the ``inspect`` extra).
 prints). Code mode (the default): one sample per problem, its id the problem's id. Q&A mode
 (``-T mode=qa``): one sample per Q&A item (``-T qa_items=N`` value items per problem, and N per
 multiple-choice question, as ``eval --qa-items N``), its id ``<problem>:<item>``. A sample's
-metadata names the problem (``pack/id``), the item, the mode, the family, difficulty and tier and
-the problem's content hash: never an expected value. The scorer looks those up on the host.
+metadata names the problem (``pack/id``), the item (and in Q&A mode the item count), the mode,
+the family, difficulty and tier and the problem's content hash: never an expected value. The
+scorer looks those up on the host.
 
 **Scores.** The scorer is the grader. A code answer is extracted by the grader's extractor and
 graded in the grader's sandbox against the hidden vectors, through :class:`grader.reward.Rewarder`
@@ -25,7 +26,8 @@ answered correctly). The explanation starts with the verdict; the metadata holds
 the grade exactly as ``eval`` journals it, per-field diffs of the first failing vectors included.
 An ``infra_error`` (the sandbox failed, was retried and gave up) is not the model's fault: its
 score is recorded as unscored (``reason="scoring_failed"``), which inspect leaves out of every
-metric, and ``inspect score <log>`` grades the log again. A scorer refuses to grade a sample whose
+metric. The scorer reads everything but ``partial`` from the sample, so
+``inspect score LOG --scorer perfgrade/grader`` grades a log again. It refuses a sample whose
 problem changed since the sample was made (its content hash differs): the verdict would be
 against other hidden vectors than the prompt's. Metrics: accuracy and its standard error.
 
@@ -41,6 +43,7 @@ override them. No seed is set, so the epochs of a sample are independent draws.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import threading
 from collections.abc import Sequence
@@ -52,7 +55,7 @@ import anyio
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import Score, Target, accuracy, scorer, stderr
+from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 from inspect_ai.util import concurrency
 
@@ -64,7 +67,8 @@ from ..grading.scoring import Grade, Verdict
 from ..packs import vectors
 from ..packs.problems import Catalog, Problem, default_pack_roots
 from ..packs.prompt import PROMPT_VERSION, render_prompt
-from ..packs.qa import QA_PROMPT_VERSION, QAItem, qa_items, render_qa_prompt
+from ..packs.qa import QA_PROMPT_VERSION, QAItem, render_qa_prompt
+from ..packs.qa import qa_items as make_qa_items
 from ..pipeline.llm import GenParams
 from ..reward import Rewarder
 
@@ -129,7 +133,7 @@ def pack_task(pack: str, *, mode: str = "code", problems: str | list[str] | None
     return Task(
         dataset=MemoryDataset(samples, name=f"{pack}-{mode}"),
         solver=generate(),
-        scorer=perfgrade_grader(mode=mode, qa_items=qa_items, partial=partial, pack_path=list(paths) or None),
+        scorer=perfgrade_grader(partial=partial, pack_path=list(paths) or None),
         config=GenerateConfig(temperature=GenParams.temperature, top_p=GenParams.top_p,
                               max_tokens=GenParams.max_tokens),
         version=catalog.pack(pack).version,
@@ -175,7 +179,7 @@ def qa_samples(problem: Problem, count: int = DEFAULT_QA_ITEMS) -> list[Sample]:
     visible = vectors.load(problem).visible
     out = []
     for item in problem_items(problem, count).values():
-        meta = _identity(problem, "qa") | {"item": item.id, "kind": item.kind}
+        meta = _identity(problem, "qa") | {"item": item.id, "kind": item.kind, "qa_items": count}
         out.append(Sample(id=f"{problem.id}:{item.id}", input=render_qa_prompt(problem, item, visible),
                           metadata=meta))
     return out
@@ -187,7 +191,7 @@ def problem_items(problem: Problem, count: int) -> dict[str, QAItem]:
     with _LOCK:
         got = _ITEMS.get(key)
     if got is None:
-        got = {it.id: it for it in qa_items(problem, vectors.load(problem).hidden, count)}
+        got = {it.id: it for it in make_qa_items(problem, vectors.load(problem).hidden, count)}
         with _LOCK:
             _ITEMS[key] = got
     return got
@@ -198,41 +202,45 @@ def problem_items(problem: Problem, count: int) -> dict[str, QAItem]:
 # ------------------------------------------------------------------------------------------
 
 @scorer(metrics=[accuracy(), stderr()], name=f"{NAMESPACE}/grader")
-def perfgrade_grader(mode: str = "code", qa_items: int = DEFAULT_QA_ITEMS, partial: bool = False,
-                     pack_path: list[str] | None = None):
-    """The grader as inspect's scorer: the verdict ``eval`` gives, as 1 or 0 (or the share passed)."""
-    mode = _mode(mode)
+def perfgrade_grader(partial: bool = False, pack_path: list[str] | None = None) -> Scorer:
+    """The grader as inspect's scorer: the verdict ``eval`` gives, as 1 or 0 (or the share passed).
+
+    Everything else it needs is in each sample's metadata (problem, mode, item, the Q&A item count
+    and the content hash), so a log is graded again with ``inspect score LOG --scorer perfgrade/grader``.
+    """
     paths = _paths(pack_path)
     catalog = _catalog(paths)
-    rewarder = _rewarder(paths) if mode == "code" else None
 
     async def score(state: TaskState, target: Target) -> Score:
-        problem = _sample_problem(catalog, state.metadata)
+        meta = state.metadata
+        problem = _sample_problem(catalog, meta)
+        mode = _mode(meta.get("mode"))
         text = state.output.completion if state.output is not None else ""
-        if rewarder is not None:
+        item_id = str(meta.get("item") or "")
+        if mode == "code":
+            rewarder = await anyio.to_thread.run_sync(_rewarder, paths)
             async with concurrency(SANDBOX_CONCURRENCY, rewarder.engine.slots):
                 out = await anyio.to_thread.run_sync(
                     bind(rewarder.score, problem.qualified_id, [text], mode="code", partial=partial))
-            g, value, item_id = out.grades[0], out.rewards[0], ""
+            g, value = out.grades[0], out.rewards[0]
             ex = extract_code(text, problem.entry_point)
             answer, extraction = ex.code, ex.to_json()
         else:
-            item_id = str(state.metadata.get("item") or "")
-            item = (await anyio.to_thread.run_sync(problem_items, problem, qa_items)).get(item_id)
+            count = meta.get("qa_items", DEFAULT_QA_ITEMS)
+            item = (await anyio.to_thread.run_sync(problem_items, problem, count)).get(item_id)
             if item is None:
-                raise ConfigError(f"{problem.qualified_id} has no Q&A item {item_id!r} among its first {qa_items} "
-                                  "per kind (score with the qa_items the samples were made with)")
+                raise ConfigError(f"{problem.qualified_id} has no Q&A item {item_id!r} (with {count} per kind)")
             ans = extract_answer(text)
             g = grade_answer(item, ans)
             value = qa_value(g, partial)
             answer = None if ans.value is None else _json(ans.value)
             extraction = ans.to_json()
-        meta = {"verdict": g.verdict.value, "problem": problem.qualified_id, "item": item_id, "mode": mode,
+        info = {"verdict": g.verdict.value, "problem": problem.qualified_id, "item": item_id, "mode": mode,
                 "extraction": extraction, "grade": g.model_dump(mode="json")}
         explanation = f"{g.verdict.value}: {g.reason}"
         if g.verdict is Verdict.INFRA_ERROR or value is None:
-            return Score.unscored(reason="scoring_failed", answer=answer, explanation=explanation, metadata=meta)
-        return Score(value=float(value), answer=answer, explanation=explanation, metadata=meta)
+            return Score.unscored(reason="scoring_failed", answer=answer, explanation=explanation, metadata=info)
+        return Score(value=float(value), answer=answer, explanation=explanation, metadata=info)
 
     return score
 
@@ -286,39 +294,32 @@ def _paths(pack_path: str | Sequence[str] | None) -> tuple[str, ...]:
     return tuple(str(Path(p).resolve()) for p in pack_path if str(p))
 
 
+def _roots(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Where packs are looked for: the given paths first, then $PERFGRADE_PACKS and the built-in packs."""
+    extra = [Path(p) for p in paths]
+    return tuple(str(r) for r in extra + [r for r in default_pack_roots() if r.resolve() not in extra])
+
+
 def _catalog(paths: tuple[str, ...]) -> Catalog:
+    roots = _roots(paths)
     with _LOCK:
-        got = _CATALOGS.get(paths)
+        got = _CATALOGS.get(roots)
         if got is None:
-            extra = [Path(p) for p in paths]
-            got = Catalog(extra + [r for r in default_pack_roots() if r.resolve() not in extra]) if extra else Catalog()
-            _CATALOGS[paths] = got
+            got = _CATALOGS[roots] = Catalog([Path(r) for r in roots])
         return got
 
 
 def _rewarder(paths: tuple[str, ...]) -> Rewarder:
-    """The process's Rewarder for these pack paths (one grading engine, closed at exit)."""
+    """The process's Rewarder for these pack roots (one grading engine, closed at exit)."""
+    roots = _roots(paths)
     catalog = _catalog(paths)
     with _LOCK:
-        got = _REWARDERS.get(paths)
+        got = _REWARDERS.get(roots)
         if got is None:
-            got = Rewarder(catalog=catalog, batch=1)
-            _REWARDERS[paths] = got
-            if len(_REWARDERS) == 1:
-                atexit.register(close)
+            got = _REWARDERS[roots] = Rewarder(catalog=catalog, batch=1)
+            atexit.register(got.close)
         return got
 
 
-def close() -> None:
-    """Close the grading engines this module opened (at exit; tests call it too)."""
-    with _LOCK:
-        held = list(_REWARDERS.values())
-        _REWARDERS.clear()
-    for r in held:
-        r.close()
-
-
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value, separators=(", ", ": "))

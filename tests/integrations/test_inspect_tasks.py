@@ -250,6 +250,24 @@ def test_partial_credit_counts_the_fields_answered_correctly(tmp_path):
     assert again.value == 0.0 and again.metadata["verdict"] == "wrong_answer"
 
 
+def test_any_pack_runs_as_the_pack_task(tiny_registry, tmp_path):
+    from grader.packs import vectors
+    from grader.packs.problems import Catalog
+    from grader.packs.qa import qa_items, render_qa_prompt
+    from support import TINY_PACK
+
+    p = Catalog([TINY_PACK]).find("tiny-pack/sound")
+    vs = vectors.load(p)
+    item = qa_items(p, vs.hidden, 1)[0]
+    answers = {render_qa_prompt(p, item, vs.visible): fenced(json.dumps(item.expected), "json")}
+    log = run_task("perfgrade/pack", mock_model(answers), tmp_path / "logs", pack="tiny-pack",
+                   pack_path=str(TINY_PACK), mode="qa", problems="sound", qa_items=1)
+    assert log.eval.task == "perfgrade/pack" and log.eval.metadata["pack"] == "tiny-pack"
+    assert log.eval.scorers[0].options["pack_path"] == [str(TINY_PACK.resolve())]  # what a re-grade needs
+    sc = scores_of(log)[f"sound:{item.id}"]
+    assert sc.value == 1.0 and sc.metadata["verdict"] == "correct"
+
+
 # ------------------------------------------------------------------------------------------
 # registration, isolation, refusals
 # ------------------------------------------------------------------------------------------

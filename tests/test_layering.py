@@ -63,6 +63,8 @@ def test_third_party_clients_live_in_one_module_each():
             assert not mods & {"openai", "tenacity"}, f"{rel} imports the model client libraries"
         if not rel.startswith("sandbox/"):
             assert "docker" not in mods, f"{rel} imports docker"
+        if rel != "grader/integrations/inspect_tasks.py":
+            assert "inspect_ai" not in mods, f"{rel} imports inspect_ai (only the inspect tasks' module may)"
 
 
 def test_the_harness_is_standard_library_only():
@@ -83,8 +85,9 @@ def test_no_import_time_logging_configuration():
 # files, vectors, prompts) stand on the base; grading (scoring, extraction, the sandbox, the
 # validator) on packs; results (run directories, statistics, rendering) on grading; pipeline
 # (the eval modes, the model client) on results; reward (the grader as a training reward) on the
-# pipeline; the CLI on everything.
-ROOMS = ["base", "packs", "grading", "results", "pipeline", "reward", "cli"]
+# pipeline; integrations (the grader inside other frameworks: inspect_ai) on the reward; the CLI
+# on everything.
+ROOMS = ["base", "packs", "grading", "results", "pipeline", "reward", "integrations", "cli"]
 
 
 def _room(rel_parts: tuple[str, ...]) -> str:

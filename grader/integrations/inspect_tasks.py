@@ -124,8 +124,8 @@ def pack_task(pack: str, *, mode: str = "code", problems: str | list[str] | None
     meta: dict[str, Any] = {"pack": pack, "pack_version": catalog.pack(pack).version, "mode": mode,
                             "grader_version": __version__}
     if mode == "code":
-        samples = [code_sample(p) for p in chosen]
         engine = _rewarder(paths).engine  # the sandbox is ready, or this raises before any model call
+        samples = [code_sample(p) for p in chosen]
         meta.update(prompt_version=PROMPT_VERSION, image={"id": engine.image_id, "tag": engine.image_tag})
     else:
         samples = [s for p in chosen for s in qa_samples(p, qa_items)]

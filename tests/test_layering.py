@@ -67,6 +67,18 @@ def test_third_party_clients_live_in_one_module_each():
             assert "inspect_ai" not in mods, f"{rel} imports inspect_ai (only the inspect tasks' module may)"
 
 
+def test_frameworks_are_imported_only_by_their_bridge():
+    """verifiers is imported by its bridge alone (and the package verifiers finds it by), so the
+    core never needs it installed."""
+    bridges = {"grader/integrations/verifiers_env.py"}
+    for f in files("grader") + files("sandbox") + files("reference_models"):
+        rel = f.relative_to(ROOT).as_posix()
+        if rel not in bridges:
+            assert "verifiers" not in imports(f), f"{rel} imports verifiers"
+    shim = imports(ROOT / "perfgrade_verifiers" / "__init__.py")
+    assert shim <= {"grader"}, f"perfgrade_verifiers imports {shim - {'grader'}}: it only re-exports the bridge"
+
+
 def test_the_harness_is_standard_library_only():
     for f in files("sandbox/harness"):
         extra = imports(f) - set(sys.stdlib_module_names)
@@ -85,8 +97,8 @@ def test_no_import_time_logging_configuration():
 # files, vectors, prompts) stand on the base; grading (scoring, extraction, the sandbox, the
 # validator) on packs; results (run directories, statistics, rendering) on grading; pipeline
 # (the eval modes, the model client) on results; reward (the grader as a training reward) on the
-# pipeline; integrations (the grader inside other frameworks: inspect_ai) on the reward; the CLI
-# on everything.
+# pipeline; integrations (bridges to other frameworks: inspect_ai, verifiers) on the reward; the
+# CLI on everything.
 ROOMS = ["base", "packs", "grading", "results", "pipeline", "reward", "integrations", "cli"]
 
 

@@ -21,3 +21,13 @@ def trusted(pack: str):
 
     folder = ROOT / "problems" / pack / "_trusted"
     return load_trusted(pack, folder, folder.parent / "pack.toml")
+
+
+def variant_source(problem: str, name: str) -> str:
+    """A built-in problem's variant, materialised from its declared change (``pack/id``, variant name)."""
+    from grader.packs.problems import load_pack
+
+    pack, _, pid = problem.partition("/")
+    (p,) = [q for q in load_pack(ROOT / "problems" / pack).problems if q.id == pid]
+    (v,) = [v for v in p.variants if v.name == name]
+    return v.source

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from support import variant_source
+
 from fakes.model_server import FakeModelServer
 from grader.cli import main
 from grader.results.runs import RunDir
@@ -96,7 +98,7 @@ def _subprocess_eval(args, env=None, **kw):
 
 def f1_answer(prompt: str, body: dict) -> str:
     sample = body["seed"]
-    code = (F1 / "solution.py").read_text() if sample % 3 else (F1 / "variants" / "flops_equal_macs.py").read_text()
+    code = (F1 / "solution.py").read_text() if sample % 3 else variant_source("perf-core/f1-conv-layer-accounting", "flops_equal_macs")
     return fenced(code)
 
 

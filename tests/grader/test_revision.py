@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from support import variant_source
+
 from fakes.model_server import FakeModelServer
 from grader.cli import main
 from grader.packs import vectors
@@ -153,7 +155,7 @@ def test_a_run_killed_in_round_one_resumes_without_regenerating_or_regrading(tmp
     """SIGKILL while round 1 is under way; the resume asks only for what is missing."""
     f1 = ROOT / "problems" / "perf-core" / "f1-conv-layer-accounting"
     good = "```python\n" + (f1 / "solution.py").read_text() + "```"
-    bad = "```python\n" + (f1 / "variants" / "flops_equal_macs.py").read_text() + "```"
+    bad = "```python\n" + variant_source("perf-core/f1-conv-layer-accounting", "flops_equal_macs") + "```"
 
     def answer(prompt, body):
         return bad if _round(body) == 0 else good

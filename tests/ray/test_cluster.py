@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from support import TINY_PACK, leftovers
+from support import TINY_PACK, leftovers, variant_source
 
 # xdist_group: one worker for these tests where --dist loadgroup works (see conftest.py)
 pytestmark = [pytest.mark.ray, pytest.mark.docker, pytest.mark.xdist_group("ray")]
@@ -181,7 +181,7 @@ SLOW_IMPORT = "import time\ntime.sleep(0.6)\n"
 def _f1_completions(path: Path, n: int) -> int:
     """n samples of F1: the solution, every fourth one a variant; each takes 0.6 s to import."""
     solution = (F1 / "solution.py").read_text()
-    variant = (F1 / "variants" / "flops_equal_macs.py").read_text()
+    variant = variant_source("perf-core/f1-conv-layer-accounting", "flops_equal_macs")
     lines = [{"problem": "perf-core/f1-conv-layer-accounting", "sample": s,
               "text": fenced(SLOW_IMPORT + (variant if s % 4 == 0 else solution))} for s in range(n)]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))

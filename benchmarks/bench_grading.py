@@ -69,7 +69,7 @@ def candidates(catalog: Catalog, quick: bool) -> list[tuple[Problem, str, str]]:
     if quick:
         problems = problems[:6]
     for p in problems:
-        out.append((p, "solution", p.solution_path.read_text()))
+        out.append((p, "solution", p.solution_source))
         for v in p.variants:
             out.append((p, v.name, v.source))
     return out
@@ -185,7 +185,7 @@ def scaling(sb: Sandbox, catalog: Catalog, client, image: str, quick: bool) -> d
     from grader.packs.vectors import generate
 
     p = catalog.find("perf-core/f1-conv-layer-accounting")
-    src = p.solution_path.read_text()
+    src = p.solution_source
     out: dict = {"vectors": [], "concurrency": []}
     print("  cost per sample vs hidden vectors (per-sample mode, batch of 8):", flush=True)
     for nv in (1, 10, 100) if quick else (1, 10, 100, 1000):
@@ -227,7 +227,7 @@ def overlap(quick: bool, concurrency: int, workers: int) -> dict:
     catalog = Catalog()
     problems = catalog.problems("perf-core")[: (8 if quick else 20)]
     samples = 4 if quick else 10
-    sol = {p.qualified_id: p.solution_path.read_text() for p in problems}
+    sol = {p.qualified_id: p.solution_source for p in problems}
     titles = {p.title: p.qualified_id for p in problems}
 
     def answer(prompt: str, body: dict) -> str:
@@ -282,7 +282,7 @@ def memory(n: int, batch: int, workers: int) -> dict:
         comp = Path(tmp) / "c.jsonl"
         with comp.open("w") as f:
             for p in problems:
-                text = f"```python\n{p.solution_path.read_text()}\n```\n"
+                text = f"```python\n{p.solution_source}\n```\n"
                 for s in range(per):
                     f.write(json.dumps({"problem": p.qualified_id, "sample": s, "text": text}) + "\n")
         t = time.monotonic()

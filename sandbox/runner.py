@@ -40,7 +40,7 @@ from .engine import (
     sweep,
 )
 from .errors import ImageMissing, InfrastructureError
-from .models import ContainerInfo, ExecResult, Job, Limits, StopInfo
+from .models import HOST_WAIT_SHARE, ContainerInfo, ExecResult, Job, Limits, StopInfo
 from .runtimes import extra_ulimits, host_pids_limit, is_gvisor, normalize_runtime
 
 # The container starts as root with these capabilities only (and no-new-privileges): the
@@ -61,6 +61,7 @@ MEMORY_UPGRADABLE = frozenset({"cpu_time", "wall_time", "signal", "harness"})
 # under gVisor the host relays the container's CPU time and memory use to the supervisor this
 # often (the Sentry's own CPU clock counts the time the host took its threads away)
 TICK_S = 0.02
+WAIT_READ_S = 0.25  # how often the backstop reads the run-queue wait of the container's threads
 
 
 class _MemoryWatch:
@@ -392,9 +393,18 @@ class Sandbox:
             watch.ticking = is_gvisor(self.runtime)
             host_stop: StopInfo | None = None
             last_tick = 0.0
+            last_wait = 0.0
+            waited_s = 0.0
             try:
                 while not assembler.ended:
                     ticking = watch.ticking and watch.cgroup is not None
+                    now = time.monotonic()
+                    if watch.cgroup is not None and (now - last_wait >= WAIT_READ_S or now >= deadline):
+                        # the backstop does not count time the container's threads waited for a
+                        # CPU (a busy host), as the supervisor's wall budgets do not
+                        waited_s = min(watch.wait.sample(watch.cgroup) / 1e9, (now - t0) * HOST_WAIT_SHARE)
+                        deadline = t0 + backstop + waited_s
+                        last_wait = now
                     alive = stream.pump(deadline, TICK_S if ticking else 5.0)
                     for line in stream.lines():
                         assembler.feed_line(line)
@@ -417,7 +427,8 @@ class Sandbox:
                         if not stream.eof:
                             host_stop = StopInfo(
                                 reason="wall_time", phase="container", by_host=True,
-                                detail=f"container ran past the {backstop:.1f}s backstop",
+                                detail=f"container ran past the {backstop:.1f}s backstop"
+                                + (f" ({waited_s:.1f}s more of waiting for a CPU not counted)" if waited_s >= 0.1 else ""),
                             )
                         break
             except OSError as exc:

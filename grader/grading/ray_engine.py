@@ -508,7 +508,7 @@ class RayEngine(GradingEngine):
             "cases": [[v.id, v.args] for v in hidden],  # inputs only: expected values stay here
         }
         # a batch may need a second container for the jobs a crashing candidate kept from starting
-        budget = 2 * limits.backstop_s(len(hidden), len(items)) + TASK_GRACE_S
+        budget = 2 * limits.backstop_ceiling_s(len(hidden), len(items)) + TASK_GRACE_S
         notes: list[str] = []
         delay = 0.5
         results: list[dict[str, Any]] | None = None

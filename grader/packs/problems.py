@@ -376,10 +376,12 @@ class _ChangeSpec(_Strict):
     with the solution).
     """
 
+    name: str | None = Field(None, pattern=IDENT, description="its name (default: its file's stem)")
     switches: dict[str, bool | int | float | str] | None = Field(
         None, min_length=1, description="the FLAGS the solution's mistake switches read")
     replace: list[Replacement] | None = Field(None, min_length=1, description="exact edits of the solution")
     patch: str | None = Field(None, min_length=1, description="a unified diff of the solution")
+    file: str | None = Field(None, description="a whole module (each kind says in which folder)")
 
     @model_validator(mode="after")
     def _one_change(self) -> "_ChangeSpec":
@@ -387,20 +389,18 @@ class _ChangeSpec(_Strict):
         if len(given) != 1:
             raise ValueError("give exactly one of switches, replace, patch and file"
                              + (f" (got {', '.join(given)})" if given else ""))
-        if getattr(self, "name") is None and getattr(self, "file") is None:
+        if self.name is None and self.file is None:
             raise ValueError("a module declared as a change needs a name")
         return self
 
     @property
     def label(self) -> str:
-        name = getattr(self, "name")
-        return name if name is not None else Path(getattr(self, "file") or "").stem
+        return self.name if self.name is not None else Path(self.file or "").stem
 
 
 class VariantSpec(_ChangeSpec):
     """A wrong-on-purpose variant: the mistake and the change of the solution that makes it."""
 
-    name: str | None = Field(None, pattern=IDENT, description="the variant's name (default: its file's stem)")
     mistake: str = Field(min_length=10, description="the plausible mistake this variant makes")
     file: str | None = Field(None, pattern=r"^variants/[A-Za-z0-9_]+\.py$", description="a whole module")
 
@@ -413,7 +413,6 @@ class PartialModelSpec(_ChangeSpec):
     with ``rule``, also that it is right on every domain-sample input the rule accepts.
     """
 
-    name: str | None = Field(None, pattern=IDENT, description="the partial model's name (default: its file's stem)")
     restricted: str = Field(min_length=10, description="where it is right, in one sentence "
                             "('right when every dimension has at most one loop per level')")
     rule: str | None = Field(None, min_length=1, description="optional: that restricted domain as a rule (the "

@@ -198,7 +198,8 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
     for n in board.get("notes") or []:
         err.print(f"note: {n}", markup=False, highlight=False)
     t = table("#", "model", "run", "code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std",
-              title=f"leaderboard (instance seed {seed_label(board.get('instance_seed'))})", right=("#", "code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std"))
+              title=f"leaderboard (instance seed {seed_label(board.get('instance_seed'))})",
+              right=("#", "code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std"))
     for r in board.get("runs") or []:
         code, qa, gap = r.get("code"), r.get("qa"), r.get("gap")
         spread = (code or qa or {}).get("runs") or {}

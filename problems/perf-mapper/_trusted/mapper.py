@@ -417,7 +417,7 @@ def gen_gemm_mapping(rng: np.random.Generator, *, small: bool = False, energy: s
     nearly as costly as the GLB, which moves the best tiles).
     """
     if small:
-        dims = {d: _size(rng, 2, 8) for d in DIMS}
+        dims = {d: _size(rng, 2, 6) for d in DIMS}
         fan = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
         rf = {"I": int(rng.integers(1, 5)), "W": int(rng.integers(1, 5)), "O": 3 * int(rng.integers(1, 5))}
         glb_cap = int(rng.integers(16, 96))

@@ -104,7 +104,8 @@ def fits(work, arch, s, r, g):
         for t in TENSORS:
             a, b = RELEVANT[t]
             ext = r[a] * r[b] if scale is None else r[a] * r[b] * s[a] * s[b] * g[a] * g[b]
-            need[t] = mb * _nbytes(ext, bits["psum"] if t == "O" else bits[t])
+            psum = bits["O"] if FLAGS.get("psum_as_output") else bits["psum"]
+            need[t] = mb * _nbytes(ext, psum if t == "O" else bits[t])
         cap = lvl["capacity_bytes"]
         if isinstance(cap, dict):
             ok = (need["I"] <= cap["I"]) & (need["W"] <= cap["W"]) & (need["O"] <= cap["O"])

@@ -142,3 +142,38 @@ def test_reward_dense_is_the_score_binary_is_the_pass(problem):
         assert r.reward(best, partial=False) == 1.0 and r.reward(best, partial=True) == 1.0
     finally:
         r.close()
+
+
+def test_validator_judges_solution_variants_baselines_and_proven_bests(problem):
+    from grader.grading import mapping_checks
+
+    class Report:
+        def __init__(self):
+            self.checks = {}
+
+        def add(self, name, ok, detail=""):
+            self.checks[name] = (ok, detail)
+
+    at_best = grade_mapping(result(ok("h0", BEST_MAP), ok("h1", BEST_MAP)), [vec("h0"), vec("h1")], problem)
+    close = grade_mapping(result(ok("h0", BEST_MAP), ok("h1", GOOD)), [vec("h0"), vec("h1")], problem)  # 0.992
+    far = grade_mapping(result(ok("h0", GOOD), ok("h1", GOOD)), [vec("h0", arch=BIG_GLB), vec("h1", arch=BIG_GLB)],
+                        problem)
+    beats = grade_mapping(result(ok("h0", BEST_MAP)), [vec("h0", best=2200.0)], problem)  # "proven" 2200 beaten
+    crash = grade_mapping(result(load=LoadResult(ok=False, kind="exception", error=ErrorInfo(type="SyntaxError"))),
+                          [vec("h0")], problem)
+
+    good = Report()
+    scores = mapping_checks.judge_runs(problem, good, {"gold:solution": at_best, "variant:a": far, "baseline:r": close})
+    assert all(ok for ok, _ in good.checks.values()), good.checks
+    assert scores == {"gold:solution": 1.0, "variant:a": 0.0, "baseline:r": close.score}
+    assert good.checks["baselines"][1] == f"r {close.score:.3f}"
+
+    bad = Report()
+    mapping_checks.judge_runs(problem, bad, {"gold:solution": far, "variant:a": close, "variant:b": at_best,
+                                             "baseline:r": crash, "baseline:g": beats})
+    assert bad.checks["gold (solution)"][0] is False
+    assert bad.checks["variants below"][0] is False  # a variant that passes, and one within 0.05 of the solution
+    assert "b scores 1.000" in bad.checks["variants below"][1]
+    assert bad.checks["baselines"][0] is False and "load_error" in bad.checks["baselines"][1]
+    assert bad.checks["no candidate beats a proven best"][0] is False
+    assert "baseline:g on h0" in bad.checks["no candidate beats a proven best"][1]

@@ -141,6 +141,29 @@ def test_qa_answers_are_rewarded_on_the_host_and_mixed_batches_keep_their_order(
             r.score(p.qualified_id, [right], mode="qa")
 
 
+def test_a_rewarder_draws_a_problems_qa_items_once(monkeypatch):
+    """A trainer asks for the same items every step: they are drawn on the first call only (drawing
+    them runs the generator and the reference), and the cached items grade exactly as fresh ones."""
+    import json
+
+    from grader.packs import qa as qa_module
+    from grader.packs import vectors
+    from grader.packs.problems import Catalog
+    from grader.reward import Rewarder
+
+    cat = Catalog([ROOT / "problems" / "perf-core"])
+    p = cat.find("perf-core/f4-gemm-dram-traffic")
+    items = qa_module.qa_items(p, vectors.load(p).hidden, 5)
+    calls = []
+    real = qa_module.qa_items
+    monkeypatch.setattr(qa_module, "qa_items", lambda *a, **k: calls.append(a[0].qualified_id) or real(*a, **k))
+    with Rewarder(catalog=cat) as r:
+        for it in items[:3]:
+            right = f"```json\n{json.dumps(it.expected)}\n```"
+            assert r.score(f"{p.qualified_id}:{it.id}", [right, "no idea"], mode="qa").verdicts == ["correct", "no_answer"]
+    assert calls == [p.qualified_id]
+
+
 def test_trl_adapter_grades_the_whole_assistant_turn_logs_verdicts_and_needs_no_engine_for_qa(monkeypatch):
     """TRL continues a prompt that ends with an assistant message and hands the reward function
     only the continuation: the grader grades prefill + continuation. The verdicts go to TRL's

@@ -1,0 +1,120 @@
+"""Domain samplers of the perf-core pack for the cycle, energy, systolic, dataflow, MAESTRO,
+attention, ranking and pipeline problems (F8-F17).
+
+Each sampler is written from its problem's spec and ``[[domain]]`` rules alone and shares no
+code with the generators: it draws everything the text allows, at several scales (sizes far past
+any real layer where the spec sets no bound), so a corner no generator reaches still shows up in
+the validator's coverage and adequacy checks. ``sample(rng, **options) -> {parameter: value}``,
+drawn from ``rng`` only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .samplers import _log_int
+
+CONV_DIMS = ("N", "K", "C", "P", "Q", "R", "S")
+
+
+def _scale_top(rng: Any, tops: tuple[int, ...]) -> int:
+    return int(tops[int(rng.integers(0, len(tops)))])
+
+
+def _unroll_axis(rng: Any, layer: dict[str, int], free: list[str], size: int, most: int) -> list[dict[str, Any]]:
+    """Up to ``most`` distinct dimensions unrolled along an axis of ``size`` PEs, each factor in
+    2..its bound, the factors' product within ``size``; a factor often fills what is left."""
+    out = []
+    room = size
+    for _ in range(int(rng.integers(0, most + 1))):
+        cands = [d for d in free if layer[d] >= 2]
+        if room < 2 or not cands:
+            break
+        d = cands[int(rng.integers(0, len(cands)))]
+        cap = min(room, layer[d])
+        f = cap if rng.random() < 0.3 else _log_int(rng, 2, cap)
+        out.append({"dim": d, "factor": f})
+        free.remove(d)
+        room //= f
+    return out
+
+
+def sample_pe_array_cycles(rng: Any) -> dict[str, Any]:
+    """perf-core/f8-pe-array-cycles: any conv loop nest, any array, any spatial unrolling the
+    spec admits (zero to three dimensions per axis, factors anywhere in 2..bound, axes filled or
+    not). The spec bounds no size: each layer is drawn small (bounds under 16), real (to 1024)
+    or huge (to 2^24 per bound, so counts pass 2^31 and 2^53)."""
+    top = _scale_top(rng, (16, 1024, 1 << 24))
+    layer = {d: _log_int(rng, 1, top if d not in "RS" or rng.random() < 0.3 else min(top, 11)) for d in CONV_DIMS}
+    array = {"rows": _log_int(rng, 1, 256 if rng.random() < 0.8 else 1 << 16),
+             "cols": _log_int(rng, 1, 256 if rng.random() < 0.8 else 1 << 16),
+             "clock_mhz": _log_int(rng, 1, 4000)}
+    free = list(CONV_DIMS)
+    mapping = {"rows": _unroll_axis(rng, layer, free, array["rows"], 3),
+               "cols": _unroll_axis(rng, layer, free, array["cols"], 3)}
+    return {"layer": layer, "array": array, "mapping": mapping}
+
+
+_LEVEL_NAMES = ("RF", "L0", "L1", "L2", "GLB", "SRAM", "DRAM", "HBM")
+_TENSORS = ("input", "weight", "output")
+
+
+def _traffic(rng: Any, budget: int) -> int:
+    """A word count around ``budget`` (words a port moves in the compute cycles): none, a share,
+    exactly a multiple of the port's rate, or a multiple far past it."""
+    u = rng.random()
+    if u < 0.15:
+        return 0
+    if u < 0.35:
+        return budget * _log_int(rng, 1, 64)
+    return max(0, int(budget * 2 ** rng.uniform(-6, 6)) + int(rng.integers(-2, 3)))
+
+
+def _split_words(rng: Any, total: int, keys: tuple[str, ...]) -> dict[str, int]:
+    """``total`` split among ``keys`` (exactly, in integers; some parts often 0)."""
+    cuts = sorted(int(total * rng.random()) if rng.random() < 0.75 else total * int(rng.integers(0, 2))
+                  for _ in keys[1:])
+    parts = [b - a for a, b in zip([0, *cuts], [*cuts, total])]
+    order = rng.permutation(len(keys))
+    return {keys[int(i)]: p for i, p in zip(order, parts)}
+
+
+def sample_throttled_latency(rng: Any) -> dict[str, Any]:
+    """perf-core/f9-bandwidth-throttled-latency: one to six levels, each with any instance count,
+    any positive bandwidths, a shared port or none, and traffic anywhere from nothing to far past
+    what its ports move in the compute cycles (exact multiples of a port's rate included, where
+    floating point rounds a cycle too many). Some levels copy an earlier one with instances and
+    counts scaled together, so two levels tie; names may repeat. The spec bounds no size:
+    compute cycles are drawn small, real or up to 2^44."""
+    compute = _log_int(rng, 1, _scale_top(rng, (64, 1 << 20, 1 << 44)))
+    levels: list[dict[str, Any]] = []
+    for _ in range(int(rng.integers(1, 7))):
+        if levels and rng.random() < 0.15:
+            src = levels[int(rng.integers(0, len(levels)))]
+            k = _log_int(rng, 1, 8)
+            levels.append({**src, "name": str(rng.choice(_LEVEL_NAMES)) + str(len(levels)),
+                           "instances": src["instances"] * k,
+                           "reads": {t: v * k for t, v in src["reads"].items()},
+                           "fills": {t: v * k for t, v in src["fills"].items()},
+                           "updates": src["updates"] * k})
+            continue
+        inst = 1 if rng.random() < 0.3 else _log_int(rng, 1, 1024)
+        bw_r = _log_int(rng, 1, 64 if rng.random() < 0.9 else 1 << 20)
+        bw_w = _log_int(rng, 1, 64 if rng.random() < 0.9 else 1 << 20)
+        shared = None if rng.random() < 0.4 else _log_int(rng, 1, 2 * max(bw_r, bw_w))
+        reads = _traffic(rng, compute * inst * bw_r)
+        writes = _traffic(rng, compute * inst * bw_w)
+        updates = 0 if rng.random() < 0.3 else min(writes, int(writes * rng.random()))
+        name = str(rng.choice(_LEVEL_NAMES))
+        if rng.random() < 0.8:
+            name += str(len(levels))
+        levels.append({"name": name, "instances": inst, "read_bandwidth": bw_r, "write_bandwidth": bw_w,
+                       "shared_bandwidth": shared, "reads": _split_words(rng, reads, _TENSORS),
+                       "fills": _split_words(rng, writes - updates, _TENSORS), "updates": updates})
+    return {"compute_cycles": compute, "clock_mhz": _log_int(rng, 1, 4000), "levels": levels}
+
+
+SAMPLERS = {
+    "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
+    "samplers_core_b.throttled_latency": sample_throttled_latency,
+}

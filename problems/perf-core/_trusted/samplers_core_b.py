@@ -114,7 +114,55 @@ def sample_throttled_latency(rng: Any) -> dict[str, Any]:
     return {"compute_cycles": compute, "clock_mhz": _log_int(rng, 1, 4000), "levels": levels}
 
 
+def _pj(rng: Any, top: float) -> float:
+    """An energy in pJ: zero now and then, otherwise log-uniform up to ``top``, at any precision."""
+    if rng.random() < 0.05:
+        return 0.0
+    value = float(2 ** rng.uniform(-10, top.bit_length() if isinstance(top, int) else 10))
+    return round(value, int(rng.integers(0, 7))) if rng.random() < 0.7 else value
+
+
+def _word_count(rng: Any, top: int, block: int) -> int:
+    """A scalar access count: zero, under one block, an exact multiple of the block, or any."""
+    u = rng.random()
+    if u < 0.1:
+        return 0
+    if u < 0.2:
+        return int(rng.integers(1, block + 1))
+    if u < 0.35:
+        return block * _log_int(rng, 1, max(1, top // block))
+    return _log_int(rng, 1, top)
+
+
+def sample_action_energy(rng: Any) -> dict[str, Any]:
+    """perf-core/f10-action-energy: zero to six levels with any names, any positive block size,
+    any non-negative per-vector energies (zero and equal read/write ones included), and scalar
+    counts anywhere from zero to far past a real layer's: the spec bounds no count, so each
+    input is drawn small (under 2^10), real (to 2^32) or huge (to 2^70)."""
+    top = _scale_top(rng, (1 << 10, 1 << 32, 1 << 70))
+    n_levels = int(rng.integers(0, 7))
+    names = [str(rng.choice(("RF", "L1", "L2", "GB", "Buffer", "DRAM"))) + ("" if rng.random() < 0.3 else str(i))
+             for i in range(n_levels)]
+    acc_levels, arch_levels = [], []
+    for name in names:
+        block = 1 if rng.random() < 0.2 else _log_int(rng, 1, 64 if rng.random() < 0.9 else 1 << 20)
+        read = _pj(rng, 1000)
+        write = read if rng.random() < 0.1 else _pj(rng, 1000)
+        arch_levels.append({"name": name, "block_size": block, "read_pj": read, "write_pj": write})
+        counts: dict[str, Any] = {"name": name}
+        for t in ("I", "W", "O"):
+            if rng.random() < 0.15:
+                counts[t] = {"reads": 0, "fills": 0, "updates": 0}
+            else:
+                counts[t] = {a: _word_count(rng, top, block) for a in ("reads", "fills", "updates")}
+        acc_levels.append(counts)
+    macs = 0 if rng.random() < 0.05 else _log_int(rng, 1, top)
+    return {"accesses": {"macs": macs, "levels": acc_levels},
+            "architecture": {"mac_pj": _pj(rng, 10), "levels": arch_levels}}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
+    "samplers_core_b.action_energy": sample_action_energy,
 }

@@ -161,8 +161,87 @@ def sample_action_energy(rng: Any) -> dict[str, Any]:
             "architecture": {"mac_pj": _pj(rng, 10), "levels": arch_levels}}
 
 
+def _size(rng: Any, top: int) -> int:
+    """A positive size up to ``top``: often a product of small primes (so it splits many ways),
+    sometimes any integer (a prime cannot split)."""
+    if rng.random() < 0.3:
+        return _log_int(rng, 1, top)
+    n = 1
+    target = _log_int(rng, 1, top)
+    while True:
+        p = int(rng.choice((2, 2, 2, 3, 3, 5, 7, 11)))
+        if n * p > target:
+            return n
+        n *= p
+
+
+def _prime_factors(n: int) -> list[int]:
+    out, p = [], 2
+    while p * p <= n:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    if n > 1:
+        out.append(n)
+    return out
+
+
+def _split_factors(rng: Any, n: int, parts: int) -> list[int]:
+    """``n`` as a product of ``parts`` factors, each prime factor sent to a random part."""
+    out = [1] * parts
+    for p in _prime_factors(n):
+        out[int(rng.integers(0, parts))] *= p
+    return out
+
+
+def _level_loops(rng: Any, shares: dict[str, int], most: int = 3) -> list[list[Any]]:
+    """One level's loops: each dimension's share as zero to ``most`` loops (several loops of one
+    dimension, loops of bound 1 among them), all in a random order."""
+    loops: list[list[Any]] = []
+    for d, f in shares.items():
+        n = int(rng.integers(0 if f == 1 else 1, most + 1))
+        if f == 1 and rng.random() < 0.6:
+            n = 0
+        loops += [[d, b] for b in _split_factors(rng, f, n)] if n else []
+    order = rng.permutation(len(loops))
+    return [loops[int(i)] for i in order]
+
+
+def _gemm_hierarchy(rng: Any, gemm: dict[str, int], names: tuple[str, ...]) -> dict[str, Any]:
+    """An exact mapping of ``gemm`` onto ``names`` (innermost first): every dimension's size
+    split over the levels, each level's share over several loops; bypass lists of any subset
+    (all three tensors included) on every level but the last."""
+    split = {d: _split_factors(rng, gemm[d], len(names)) for d in gemm}
+    hierarchy: dict[str, Any] = {}
+    for lv, name in enumerate(names):
+        hierarchy[name] = {"loops": _level_loops(rng, {d: split[d][lv] for d in gemm})}
+        if lv < len(names) - 1:
+            hierarchy[name]["bypass"] = [t for t in ("I", "W", "O") if rng.random() < 0.3]
+    return hierarchy
+
+
+def _level_costs(rng: Any) -> dict[str, Any]:
+    block = 1 if rng.random() < 0.25 else _log_int(rng, 1, 64 if rng.random() < 0.9 else 4096)
+    read = _pj(rng, 1000)
+    return {"block_size": block, "read_pj": read, "write_pj": read if rng.random() < 0.1 else _pj(rng, 1000)}
+
+
+def sample_mapped_gemm_energy(rng: Any) -> dict[str, Any]:
+    """perf-core/f10-mapped-gemm-energy: any GEMM the spec admits, mapped exactly on RF / GB /
+    DRAM with zero to three loops per dimension per level (loops of bound 1 included), any
+    bypass lists (a tensor bypassed at both RF and GB included), any block sizes and energies.
+    The spec bounds no size: each GEMM is drawn small (under 64 per dimension), real (to 2^12)
+    or huge (to 2^24 per dimension, so counts pass 2^53)."""
+    top = _scale_top(rng, (64, 1 << 12, 1 << 24))
+    gemm = {d: _size(rng, top) for d in ("M", "N", "K")}
+    energy = {"mac_pj": _pj(rng, 10), **{name: _level_costs(rng) for name in ("RF", "GB", "DRAM")}}
+    return {"gemm": gemm, "hierarchy": _gemm_hierarchy(rng, gemm, ("RF", "GB", "DRAM")), "energy": energy}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
     "samplers_core_b.action_energy": sample_action_energy,
+    "samplers_core_b.mapped_gemm_energy": sample_mapped_gemm_energy,
 }

@@ -239,9 +239,40 @@ def sample_mapped_gemm_energy(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "hierarchy": _gemm_hierarchy(rng, gemm, ("RF", "GB", "DRAM")), "energy": energy}
 
 
+def _systolic_array(rng: Any) -> dict[str, int]:
+    """Any rows x cols array of at least two PEs: single rows or columns, square and not, to 2^12 a side."""
+    while True:
+        rows = 1 if rng.random() < 0.1 else _log_int(rng, 1, 256 if rng.random() < 0.85 else 1 << 12)
+        cols = rows if rng.random() < 0.2 else (1 if rng.random() < 0.1 else _log_int(rng, 1, 256 if rng.random() < 0.85 else 1 << 12))
+        if rows * cols >= 2:
+            return {"rows": rows, "cols": cols}
+
+
+def _extent_against(rng: Any, side: int, top: int) -> int:
+    """A GEMM extent: under the array side, a multiple of it, or anything up to ``top``."""
+    u = rng.random()
+    if u < 0.2 and side > 1:
+        return _log_int(rng, 1, side - 1)
+    if u < 0.35:
+        return side * _log_int(rng, 1, max(1, top // side))
+    return _log_int(rng, 1, top)
+
+
+def sample_systolic_os_cycles(rng: Any) -> dict[str, Any]:
+    """perf-core/f11-systolic-os-cycles: any GEMM on any array of at least two PEs. The spec
+    bounds no size: each GEMM is drawn small (extents under 64), real (to 2^14) or huge (to
+    2^24 per extent, counts past 2^53); extents fall under, on and off the array sides."""
+    top = _scale_top(rng, (64, 1 << 14, 1 << 24))
+    array = _systolic_array(rng)
+    gemm = {"M": _extent_against(rng, array["rows"], top), "N": _extent_against(rng, array["cols"], top),
+            "K": _log_int(rng, 1, top)}
+    return {"gemm": gemm, "array": array}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
     "samplers_core_b.action_energy": sample_action_energy,
     "samplers_core_b.mapped_gemm_energy": sample_mapped_gemm_energy,
+    "samplers_core_b.systolic_os_cycles": sample_systolic_os_cycles,
 }

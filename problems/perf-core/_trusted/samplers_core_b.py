@@ -269,10 +269,29 @@ def sample_systolic_os_cycles(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "array": array}
 
 
+def sample_systolic_conv_dataflows(rng: Any) -> dict[str, Any]:
+    """perf-core/f11-systolic-conv-dataflows: any valid-convolution layer (filter within the
+    input, non-square inputs and filters, strides longer than the filter or than the input leaves
+    room for) on any array of at least two PEs. The spec bounds no size: each layer is drawn
+    small (sides under 16), real (maps to 512, channels to 4096) or huge (to 2^16 and 2^24).
+    A third of the layers give num_filters = P*Q, where WS and IS tie."""
+    maps, chans = ((16, 16), (512, 4096), (1 << 16, 1 << 24))[int(rng.integers(0, 3))]
+    h, w = _log_int(rng, 1, maps), _log_int(rng, 1, maps)
+    fh = _log_int(rng, 1, min(h, 11) if rng.random() < 0.8 else h)
+    fw = fh if fh <= w and rng.random() < 0.5 else _log_int(rng, 1, min(w, 11) if rng.random() < 0.8 else w)
+    stride = _log_int(rng, 1, 4 if rng.random() < 0.8 else maps)
+    layer = {"ifmap_h": h, "ifmap_w": w, "filter_h": fh, "filter_w": fw,
+             "channels": _log_int(rng, 1, chans), "num_filters": _log_int(rng, 1, chans), "stride": stride}
+    if rng.random() < 0.33:
+        layer["num_filters"] = ((h - fh) // stride + 1) * ((w - fw) // stride + 1)
+    return {"layer": layer, "array": _systolic_array(rng)}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
     "samplers_core_b.action_energy": sample_action_energy,
     "samplers_core_b.mapped_gemm_energy": sample_mapped_gemm_energy,
     "samplers_core_b.systolic_os_cycles": sample_systolic_os_cycles,
+    "samplers_core_b.systolic_conv_dataflows": sample_systolic_conv_dataflows,
 }

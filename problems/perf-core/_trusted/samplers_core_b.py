@@ -287,6 +287,17 @@ def sample_systolic_conv_dataflows(rng: Any) -> dict[str, Any]:
     return {"layer": layer, "array": _systolic_array(rng)}
 
 
+def sample_systolic_sram_accesses(rng: Any) -> dict[str, Any]:
+    """perf-core/f12-systolic-sram-accesses: any GEMM on any array (a single PE included) under
+    each dataflow. The spec bounds no size: each GEMM is drawn small (extents under 64), real (to
+    2^14) or huge (to 2^24, counts past 2^53); each extent is drawn against one of the sides."""
+    top = _scale_top(rng, (64, 1 << 14, 1 << 24))
+    array = _systolic_array(rng) if rng.random() < 0.97 else {"rows": 1, "cols": 1}
+    sides = (array["rows"], array["cols"])
+    gemm = {d: _extent_against(rng, sides[int(rng.integers(0, 2))], top) for d in ("M", "N", "K")}
+    return {"gemm": gemm, "array": array, "dataflow": str(rng.choice(("os", "ws", "is")))}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -294,4 +305,5 @@ SAMPLERS = {
     "samplers_core_b.mapped_gemm_energy": sample_mapped_gemm_energy,
     "samplers_core_b.systolic_os_cycles": sample_systolic_os_cycles,
     "samplers_core_b.systolic_conv_dataflows": sample_systolic_conv_dataflows,
+    "samplers_core_b.systolic_sram_accesses": sample_systolic_sram_accesses,
 }

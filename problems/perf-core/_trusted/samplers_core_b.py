@@ -298,6 +298,23 @@ def sample_systolic_sram_accesses(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "array": array, "dataflow": str(rng.choice(("os", "ws", "is")))}
 
 
+def sample_systolic_dataflow_energy(rng: Any) -> dict[str, Any]:
+    """perf-core/f12-systolic-dataflow-energy: any GEMM on any array (a single PE included) with
+    any positive integer energies. The spec bounds no size: each GEMM is drawn small (extents
+    under 64), real (to 2^14) or huge (to 2^24); energies to 2^10 (now and then to 2^30). A
+    quarter of the inputs make WS and IS tie exactly (M = N, equal ifmap and filter energies)."""
+    top = _scale_top(rng, (64, 1 << 14, 1 << 24))
+    array = _systolic_array(rng) if rng.random() < 0.97 else {"rows": 1, "cols": 1}
+    sides = (array["rows"], array["cols"])
+    gemm = {d: _extent_against(rng, sides[int(rng.integers(0, 2))], top) for d in ("M", "N", "K")}
+    pj_top = 1 << 10 if rng.random() < 0.9 else 1 << 30
+    energy = {key: _log_int(rng, 1, pj_top) for key in ("ifmap_read_pj", "filter_read_pj", "ofmap_write_pj")}
+    if rng.random() < 0.25:
+        gemm["N"] = gemm["M"]
+        energy["filter_read_pj"] = energy["ifmap_read_pj"]
+    return {"gemm": gemm, "array": array, "energy": energy}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -306,4 +323,5 @@ SAMPLERS = {
     "samplers_core_b.systolic_os_cycles": sample_systolic_os_cycles,
     "samplers_core_b.systolic_conv_dataflows": sample_systolic_conv_dataflows,
     "samplers_core_b.systolic_sram_accesses": sample_systolic_sram_accesses,
+    "samplers_core_b.systolic_dataflow_energy": sample_systolic_dataflow_energy,
 }

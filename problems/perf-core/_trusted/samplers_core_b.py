@@ -315,6 +315,31 @@ def sample_systolic_dataflow_energy(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "array": array, "energy": energy}
 
 
+def _gemm_on_array(rng: Any, top: int) -> tuple[dict[str, int], dict[str, int]]:
+    """A GEMM and a PE array for the F13 mappings: sides of any size (one PE included), extents
+    under, on and off the sides (primes that only 1 divides among them); M = N a third of the time."""
+    rows = _log_int(rng, 1, 64 if rng.random() < 0.9 else 4096)
+    cols = rows if rng.random() < 0.25 else _log_int(rng, 1, 64 if rng.random() < 0.9 else 4096)
+    sides = (rows, cols)
+    gemm = {d: _extent_against(rng, sides[int(rng.integers(0, 2))], top) for d in ("M", "N", "K")}
+    if rng.random() < 0.33:
+        gemm["N"] = gemm["M"]
+    return gemm, {"rows": rows, "cols": cols}
+
+
+def sample_dataflow_latency(rng: Any) -> dict[str, Any]:
+    """perf-core/f13-dataflow-latency: any GEMM on any array with any GB port widths. The spec
+    bounds no size: each GEMM is drawn small (extents under 64), real (to 2^12) or huge (to
+    2^22, counts past 2^53). Port widths run from 1 word per cycle to several times what the
+    array can ask for in a cycle, so compute-bound, read-bound and write-bound dataflows and
+    exact ties between the terms all appear."""
+    gemm, array = _gemm_on_array(rng, _scale_top(rng, (64, 1 << 12, 1 << 22)))
+    demand = array["rows"] + array["cols"] + array["rows"] * array["cols"]
+    gb = {"read_words_per_cycle": _log_int(rng, 1, max(1, 2 * demand)),
+          "write_words_per_cycle": _log_int(rng, 1, max(1, 2 * array["cols"]))}
+    return {"gemm": gemm, "array": array, "gb": gb}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -324,4 +349,5 @@ SAMPLERS = {
     "samplers_core_b.systolic_conv_dataflows": sample_systolic_conv_dataflows,
     "samplers_core_b.systolic_sram_accesses": sample_systolic_sram_accesses,
     "samplers_core_b.systolic_dataflow_energy": sample_systolic_dataflow_energy,
+    "samplers_core_b.dataflow_latency": sample_dataflow_latency,
 }

@@ -340,6 +340,27 @@ def sample_dataflow_latency(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "array": array, "gb": gb}
 
 
+def _sixteenths(rng: Any, top: int) -> float:
+    """A non-negative multiple of 1/16 pJ up to ``top`` pJ (zero now and then)."""
+    return 0.0 if rng.random() < 0.05 else _log_int(rng, 1, 16 * top) / 16
+
+
+def sample_array_dataflow_energy(rng: Any) -> dict[str, Any]:
+    """perf-core/f13-array-dataflow-energy: any GEMM on any array, energies any non-negative
+    multiples of 1/16 pJ (zero and equal read/write ones included), any GB block. The spec says
+    every sum is exact in double precision, so sizes stay where that holds: each GEMM is drawn
+    small (extents under 64), real (to 2^10) or large (to 2^11, M*N*K to 2^33); energies to
+    2^10 pJ."""
+    gemm, array = _gemm_on_array(rng, _scale_top(rng, (64, 1 << 10, 1 << 11)))
+    rf_read = _sixteenths(rng, 64)
+    gb_read = _sixteenths(rng, 1024)
+    energy = {"mac_pj": _sixteenths(rng, 64), "rf_read_pj": rf_read,
+              "rf_write_pj": rf_read if rng.random() < 0.1 else _sixteenths(rng, 64),
+              "gb_read_pj": gb_read, "gb_write_pj": gb_read if rng.random() < 0.1 else _sixteenths(rng, 1024),
+              "gb_block_size": 1 if rng.random() < 0.2 else _log_int(rng, 1, 64)}
+    return {"gemm": gemm, "array": array, "energy": energy}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -350,4 +371,5 @@ SAMPLERS = {
     "samplers_core_b.systolic_sram_accesses": sample_systolic_sram_accesses,
     "samplers_core_b.systolic_dataflow_energy": sample_systolic_dataflow_energy,
     "samplers_core_b.dataflow_latency": sample_dataflow_latency,
+    "samplers_core_b.array_dataflow_energy": sample_array_dataflow_energy,
 }

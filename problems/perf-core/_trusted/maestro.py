@@ -24,6 +24,7 @@ Every dimension has exactly one directive per level and every level exactly one 
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -169,12 +170,28 @@ def _level(rng: np.random.Generator, dims: dict[str, int], coarse: bool = False)
     return [_map(rng, "SpatialMap" if n == spatial else "TemporalMap", n, dims[n], coarse) for n in order]
 
 
-def gen_single_level(rng: np.random.Generator) -> dict[str, Any]:
-    """Three to five dimensions, one directive each, one SpatialMap, on 2..64 PEs."""
+def gen_single_level(rng: np.random.Generator, large: bool = False) -> dict[str, Any]:
+    """Three to five dimensions, one directive each, one SpatialMap, on 2..64 PEs. ``large``
+    draws the extents log-uniform in 2^14..2^24 (step counts past 2^31 and 2^53), the
+    SpatialMap's within 64 indices per PE, halving the largest temporal extent until the total
+    steps are under 2^62 (an int64)."""
     names = [_DIMS[i] for i in sorted(rng.choice(len(_DIMS), size=int(rng.integers(3, 6)), replace=False))]
-    dims = {n: _extent(rng, n) for n in names}
+    if large:
+        dims = {n: int(2 ** rng.uniform(14, 24)) for n in names}
+    else:
+        dims = {n: _extent(rng, n) for n in names}
     num_pes = int(rng.choice([2, 3, 4, 5, 6, 8, 12, 16, 32, 64]))
-    return {"dims": dims, "dataflow": _level(rng, dims), "num_pes": num_pes}
+    dataflow = _level(rng, dims)
+    if large:  # the SpatialMap's extent within 64 chunks of one index per PE: busy_pes stays short
+        for d in dataflow:
+            if d["kind"] == "SpatialMap":
+                dims[d["dim"]] = min(dims[d["dim"]], num_pes * 64)
+        units = {d["dim"]: d["offset"] * (num_pes if d["kind"] == "SpatialMap" else 1) for d in dataflow}
+        temporal = [d["dim"] for d in dataflow if d["kind"] == "TemporalMap"]
+        while prod(ceil_div(dims[n], units[n]) for n in dims) >= 1 << 62:  # total_steps stays an int64
+            big = max(temporal, key=lambda n: dims[n])
+            dims[big] //= 2
+    return {"dims": dims, "dataflow": dataflow, "num_pes": num_pes}
 
 
 def gen_two_levels(rng: np.random.Generator) -> dict[str, Any]:

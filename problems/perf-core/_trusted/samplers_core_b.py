@@ -10,6 +10,7 @@ drawn from ``rng`` only.
 
 from __future__ import annotations
 
+from math import prod as _prod
 from typing import Any
 
 from .samplers import _log_int
@@ -361,6 +362,48 @@ def sample_array_dataflow_energy(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "array": array, "energy": energy}
 
 
+_MAESTRO_DIMS = ("K", "C", "P", "Q", "R", "S")
+
+
+def _map_directive(rng: Any, kind: str, dim: str, extent: int) -> dict[str, Any]:
+    """A map directive: any offset (1, dividing the extent or not, past it), and a size equal to
+    it, a little larger (overlapping chunks) or past the whole extent."""
+    offset = 1 if rng.random() < 0.3 else _log_int(rng, 1, max(1, extent if rng.random() < 0.9 else 2 * extent))
+    u = rng.random()
+    if u < 0.4:
+        size = offset
+    elif u < 0.75:
+        size = offset + _log_int(rng, 1, max(1, extent))
+    else:
+        size = max(offset, extent + int(rng.integers(0, 3)))
+    return {"kind": kind, "size": size, "offset": offset, "dim": dim}
+
+
+def sample_directive_iterations(rng: Any) -> dict[str, Any]:
+    """perf-core/f14-maestro-directive-iterations: one to six dimensions in any order with one
+    directive each, exactly one of them a SpatialMap (on any dimension, extent 1 included), any
+    offsets and sizes the spec admits, on 1 PE up to 2^12. The spec bounds no extent: each is drawn
+    small (under 16), real (to 2^8) or huge (to 2^24, step counts past 2^53), but the
+    SpatialMap's extent stays within 1024 chunks of one index per PE, so busy_pes (one entry per
+    spatial iteration) stays short, and the total steps stay under 2^62."""
+    top = _scale_top(rng, (16, 256, 1 << 24))
+    names = [_MAESTRO_DIMS[int(i)] for i in rng.permutation(6)[: int(rng.integers(1, 7))]]
+    dims = {n: _log_int(rng, 1, top if n not in "RS" or rng.random() < 0.3 else min(top, 11)) for n in names}
+    num_pes = 1 if rng.random() < 0.05 else _log_int(rng, 1, 64 if rng.random() < 0.8 else 4096)
+    spatial = names[int(rng.integers(0, len(names)))]
+    dims[spatial] = min(dims[spatial], num_pes * 1024)
+    dataflow = [_map_directive(rng, "SpatialMap" if n == spatial else "TemporalMap", n, dims[n]) for n in names]
+
+    def steps() -> int:
+        return _prod(-(-dims[x["dim"]] // (x["offset"] * (num_pes if x["kind"] == "SpatialMap" else 1)))
+                     for x in dataflow)
+
+    while steps() >= 1 << 62:  # the reference multiplies the iterations in int64
+        big = max((x["dim"] for x in dataflow if x["kind"] == "TemporalMap"), key=lambda n: dims[n])
+        dims[big] //= 2
+    return {"dims": dims, "dataflow": dataflow, "num_pes": num_pes}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -372,4 +415,5 @@ SAMPLERS = {
     "samplers_core_b.systolic_dataflow_energy": sample_systolic_dataflow_energy,
     "samplers_core_b.dataflow_latency": sample_dataflow_latency,
     "samplers_core_b.array_dataflow_energy": sample_array_dataflow_energy,
+    "samplers_core_b.directive_iterations": sample_directive_iterations,
 }

@@ -404,6 +404,49 @@ def sample_directive_iterations(rng: Any) -> dict[str, Any]:
     return {"dims": dims, "dataflow": dataflow, "num_pes": num_pes}
 
 
+def _maestro_level(rng: Any, dims: dict[str, int], units: int) -> list[dict[str, Any]]:
+    """One map per dimension of ``dims`` in a random order, one of them (any) a SpatialMap whose
+    extent is first cut to 1024 chunks of one index per unit."""
+    names = [list(dims)[int(i)] for i in rng.permutation(len(dims))]
+    spatial = names[int(rng.integers(0, len(names)))]
+    dims[spatial] = min(dims[spatial], units * 1024)
+    return [_map_directive(rng, "SpatialMap" if n == spatial else "TemporalMap", n, dims[n]) for n in names]
+
+
+def _level_steps(directives: list[dict[str, Any]], extents: dict[str, int], units: int) -> int:
+    return _prod(-(-extents[x["dim"]] // (x["offset"] * (units if x["kind"] == "SpatialMap" else 1)))
+                 for x in directives)
+
+
+def sample_cluster_iterations(rng: Any) -> dict[str, Any]:
+    """perf-core/f14-maestro-cluster-levels: one to six dimensions, an outer level and an inner
+    level of one map each per dimension (independent orders, one SpatialMap each, on any
+    dimension), one Cluster(n) with n any divisor of num_pes (1 and num_pes included), any
+    offsets and sizes (outer sizes under, at and past the extent). The spec bounds no extent:
+    each is drawn small (under 16), real (to 2^8) or huge (to 2^24); each SpatialMap stays within
+    1024 chunks of one index per unit, and each level's steps under 2^62 (the reference
+    multiplies a level's iterations in int64)."""
+    top = _scale_top(rng, (16, 256, 1 << 24))
+    names = [_MAESTRO_DIMS[int(i)] for i in rng.permutation(6)[: int(rng.integers(1, 7))]]
+    dims = {n: _log_int(rng, 1, top if n not in "RS" or rng.random() < 0.3 else min(top, 11)) for n in names}
+    n = _log_int(rng, 1, 64)
+    clusters = 1 if rng.random() < 0.1 else _log_int(rng, 1, 64)
+    outer = _maestro_level(rng, dims, clusters)
+    inner_dims = {x["dim"]: min(x["size"], dims[x["dim"]]) for x in outer}
+    inner = _maestro_level(rng, inner_dims, n)
+    for x in outer:  # the inner SpatialMap's cut applies to the chunk the outer map hands down
+        if min(x["size"], dims[x["dim"]]) > inner_dims[x["dim"]]:
+            x["offset"] = min(x["offset"], inner_dims[x["dim"]])
+            x["size"] = inner_dims[x["dim"]]
+    while True:
+        handed = {x["dim"]: min(x["size"], dims[x["dim"]]) for x in outer}
+        if _level_steps(outer, dims, clusters) < 1 << 62 and _level_steps(inner, handed, n) < 1 << 62:
+            break
+        big = max(dims, key=lambda k: dims[k])
+        dims[big] = max(1, dims[big] // 2)
+    return {"dims": dims, "dataflow": outer + [{"kind": "Cluster", "size": n}] + inner, "num_pes": n * clusters}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -416,4 +459,5 @@ SAMPLERS = {
     "samplers_core_b.dataflow_latency": sample_dataflow_latency,
     "samplers_core_b.array_dataflow_energy": sample_array_dataflow_energy,
     "samplers_core_b.directive_iterations": sample_directive_iterations,
+    "samplers_core_b.cluster_iterations": sample_cluster_iterations,
 }

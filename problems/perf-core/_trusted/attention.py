@@ -62,7 +62,15 @@ def mha_prefill_decode(model: dict[str, Any], precision: dict[str, Any], run: di
     }
 
 
-def gen_mha(rng: np.random.Generator) -> dict[str, Any]:
+_ODD_BITS = (1, 2, 3, 5, 6, 7, 9, 10, 12)
+
+
+def gen_mha(rng: np.random.Generator, odd_bits: bool = False, large: bool = False) -> dict[str, Any]:
+    """A real layer shape, a batch and a log-uniform prompt length. ``odd_bits`` redraws the
+    bit widths among sub-byte and odd ones and the layer as a small odd one, so the packed byte
+    counts round up (except where ``large`` redraws the run instead: half of the time, an odd
+    batch to 2^12 and an odd prompt of 2^14..2^26 tokens on the real layer with an odd d_ff,
+    FLOPs past 2^53)."""
     head_dim = int(rng.choice((16, 32, 64, 64, 128)))
     n_heads = int(rng.choice((1, 2, 4, 8, 12, 16, 32)))
     d = head_dim * n_heads
@@ -71,6 +79,15 @@ def gen_mha(rng: np.random.Generator) -> dict[str, Any]:
     precision = {"weight_bits": int(rng.choice((4, 8, 16, 16))), "kv_bits": int(rng.choice((4, 8, 16, 16)))}
     run = {"batch": int(rng.choice((1, 1, 2, 4, 8, 16, 32))),
            "prompt_len": _log_uniform_int(rng, 1, 8192)}
+    if odd_bits:
+        precision = {"weight_bits": int(rng.choice(_ODD_BITS)), "kv_bits": int(rng.choice(_ODD_BITS))}
+    if large and rng.random() < 0.5:  # an odd d_ff and odd sizes: FLOPs with more than 53 significant bits
+        run = {"batch": int(2 ** rng.uniform(4, 12)) | 1, "prompt_len": int(2 ** rng.uniform(14, 26)) | 1}
+        model["d_ff"] |= 1
+    elif odd_bits:  # a small odd layer: with a multiple of 16 as d_model every count fills whole bytes
+        heads = int(rng.choice((1, 3)))
+        model = {"d_model": heads * int(rng.choice((1, 3, 5, 7))), "n_heads": heads,
+                 "d_ff": int(rng.choice((1, 3, 9, 11, 33)))}
     return {"model": model, "precision": precision, "run": run}
 
 

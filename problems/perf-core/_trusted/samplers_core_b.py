@@ -447,6 +447,33 @@ def sample_cluster_iterations(rng: Any) -> dict[str, Any]:
     return {"dims": dims, "dataflow": outer + [{"kind": "Cluster", "size": n}] + inner, "num_pes": n * clusters}
 
 
+def _bit_width(rng: Any) -> int:
+    """A positive bit width: a common one, any under 16 (sub-byte and odd ones), or any to 64."""
+    u = rng.random()
+    if u < 0.4:
+        return int(rng.choice((4, 8, 16, 32)))
+    if u < 0.85:
+        return int(rng.integers(1, 17))
+    return int(rng.integers(1, 65))
+
+
+def sample_mha_prefill_decode(rng: Any) -> dict[str, Any]:
+    """perf-core/f15-mha-prefill-decode: any layer with n_heads dividing d_model (one head and
+    head_dim 1 included), any d_ff, any positive bit widths (sub-byte and odd ones, where the
+    byte counts round up), any batch and prompt length. The spec bounds no size: each input is
+    drawn small (everything under 16), real (head_dim to 256, 128 heads, prompts to 2^17) or
+    huge (to 2^20 each, counts past 2^53)."""
+    top = _scale_top(rng, (16, 1 << 17, 1 << 20))
+    head_dim = _log_int(rng, 1, min(top, 256) if top < (1 << 20) else top)
+    n_heads = _log_int(rng, 1, min(top, 128) if top < (1 << 20) else top)
+    d = head_dim * n_heads
+    d_ff = 4 * d if rng.random() < 0.2 else _log_int(rng, 1, max(2, 8 * d))
+    return {"model": {"d_model": d, "n_heads": n_heads, "d_ff": d_ff},
+            "precision": {"weight_bits": _bit_width(rng), "kv_bits": _bit_width(rng)},
+            "run": {"batch": _log_int(rng, 1, min(top, 256) if top < (1 << 20) else top),
+                    "prompt_len": _log_int(rng, 1, top)}}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -460,4 +487,5 @@ SAMPLERS = {
     "samplers_core_b.array_dataflow_energy": sample_array_dataflow_energy,
     "samplers_core_b.directive_iterations": sample_directive_iterations,
     "samplers_core_b.cluster_iterations": sample_cluster_iterations,
+    "samplers_core_b.mha_prefill_decode": sample_mha_prefill_decode,
 }

@@ -150,9 +150,12 @@ _HW = ((50_000, 400), (125_000, 900), (312_000, 2039), (197_000, 819), (989_000,
        (1_000, 500), (4_000, 200))
 
 
-def gen_gqa(rng: np.random.Generator, max_gen: int = 256) -> dict[str, Any]:
+def gen_gqa(rng: np.random.Generator, max_gen: int = 256, odd_bits: bool = False, large: bool = False) -> dict[str, Any]:
     """Models from tiny to large, GQA ratios from MHA to MQA, gated and plain MLPs, batches large
-    enough that decode steps cross from memory- to compute-bound, short and long prompts."""
+    enough that decode steps cross from memory- to compute-bound, short and long prompts.
+    ``odd_bits`` draws sub-byte and odd bit widths and an odd head_dim, d_model and d_ff (the
+    packed bytes round up); ``large`` redraws half of the runs with odd prompts of 2^14..2^24
+    tokens (FLOPs past 2^53)."""
     hd = int(rng.choice((32, 64, 64, 128, 128)))
     heads = int(rng.choice((4, 8, 12, 16, 32, 40, 64)))
     kv_choices = [g for g in (1, 2, 4, 8, heads) if heads % g == 0]
@@ -167,6 +170,13 @@ def gen_gqa(rng: np.random.Generator, max_gen: int = 256) -> dict[str, Any]:
     run = {"batch": int(rng.choice((1, 1, 2, 4, 8, 32, 64, 128, 256, 512))),
            "prompt_len": _log_uniform_int(rng, 1, 8192),
            "gen_tokens": int(rng.integers(1, max_gen + 1))}
+    if odd_bits:
+        precision = {"weight_bits": int(rng.choice(_ODD_BITS)), "kv_bits": int(rng.choice(_ODD_BITS))}
+        model.update(head_dim=int(rng.choice((1, 3, 5, 7, 9))), d_model=int(rng.choice((3, 5, 7, 9, 15))),
+                     d_ff=int(rng.choice((1, 3, 9, 11, 33))), n_layers=int(rng.choice((1, 3, 5))))
+    if large and rng.random() < 0.5:
+        run["prompt_len"] = int(2 ** rng.uniform(14, 24)) | 1
+        run["batch"] |= 1
     peak, bw = _HW[int(rng.integers(len(_HW)))]
     if run["gen_tokens"] > 1 and rng.random() < 0.4:
         # put the ridge point between the intensities of the first and the last decode step, so

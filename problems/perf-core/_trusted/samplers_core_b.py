@@ -474,6 +474,45 @@ def sample_mha_prefill_decode(rng: Any) -> dict[str, Any]:
                     "prompt_len": _log_int(rng, 1, top)}}
 
 
+def _gqa_step_intensity(model: dict[str, Any], precision: dict[str, Any], run: dict[str, Any], j: int) -> float:
+    """FLOP per byte of decode step ``j``, from the spec's formulas (to place a ridge point)."""
+    d, h, g, e, f, n = (model[k] for k in ("d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "n_layers"))
+    params = n * (2 * d * h * e + 2 * d * g * e + (3 if model["gated_mlp"] else 2) * d * f)
+    b, length = run["batch"], run["prompt_len"]
+    flops = 2 * (b * params + 2 * n * b * h * (length + j + 1) * e)
+    kv = -(-n * 2 * g * e * precision["kv_bits"] // 8)
+    nbytes = -(-params * precision["weight_bits"] // 8) + b * (length + j + 1) * kv
+    return flops / nbytes
+
+
+def sample_gqa_serving(rng: Any) -> dict[str, Any]:
+    """perf-core/f15-gqa-serving-roofline: any model the spec admits (n_kv_heads any divisor of
+    n_heads, from MQA to MHA; h * e equal to d or not; gated or plain MLP; any d_ff), any bit
+    widths (sub-byte and odd ones), any run and any hardware. Sizes at three scales (small,
+    real, huge: prompts to 2^24, FLOPs past 2^53); decode runs to 512 steps (the answer sums
+    every step). A third of the inputs put the ridge point between the first and the last decode
+    step, so the run crosses from one bound to the other."""
+    scale = int(rng.integers(0, 3))
+    top = (16, 1 << 12, 1 << 16)[scale]
+    heads = _log_int(rng, 1, min(top, 128))
+    groups = [x for x in range(1, heads + 1) if heads % x == 0]
+    g = 1 if rng.random() < 0.2 else (heads if rng.random() < 0.25 else groups[int(rng.integers(0, len(groups)))])
+    e = _log_int(rng, 1, min(top, 256))
+    d = heads * e if rng.random() < 0.6 else _log_int(rng, 1, top)
+    model = {"n_layers": _log_int(rng, 1, min(top, 128)), "d_model": d, "n_heads": heads, "n_kv_heads": g,
+             "head_dim": e, "d_ff": _log_int(rng, 1, 4 * top), "gated_mlp": bool(rng.random() < 0.5)}
+    precision = {"weight_bits": _bit_width(rng), "kv_bits": _bit_width(rng)}
+    run = {"batch": _log_int(rng, 1, min(top, 1024)), "prompt_len": _log_int(rng, 1, (16, 1 << 14, 1 << 24)[scale]),
+           "gen_tokens": _log_int(rng, 1, 512)}
+    bw = _log_int(rng, 1, 1 << 14)
+    peak = _log_int(rng, 1, 1 << 21)
+    if run["gen_tokens"] > 1 and rng.random() < 0.33:
+        first = _gqa_step_intensity(model, precision, run, 0)
+        last = _gqa_step_intensity(model, precision, run, run["gen_tokens"] - 1)
+        peak = max(1, round((first + (last - first) * rng.uniform(0.1, 0.9)) * bw))
+    return {"model": model, "precision": precision, "run": run, "hw": {"peak_gflops": peak, "hbm_gb_per_s": bw}}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -488,4 +527,5 @@ SAMPLERS = {
     "samplers_core_b.directive_iterations": sample_directive_iterations,
     "samplers_core_b.cluster_iterations": sample_cluster_iterations,
     "samplers_core_b.mha_prefill_decode": sample_mha_prefill_decode,
+    "samplers_core_b.gqa_serving": sample_gqa_serving,
 }

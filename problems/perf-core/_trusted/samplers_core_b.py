@@ -513,6 +513,54 @@ def sample_gqa_serving(rng: Any) -> dict[str, Any]:
     return {"model": model, "precision": precision, "run": run, "hw": {"peak_gflops": peak, "hbm_gb_per_s": bw}}
 
 
+def _dram_nest(rng: Any, shares: dict[str, int]) -> list[list[Any]]:
+    return _level_loops(rng, shares)
+
+
+def _candidate_twin(rng: Any, cand: dict[str, Any]) -> dict[str, Any]:
+    """The same tiling with its loops permuted, or with a loop of bound 1 inserted."""
+    loops = [list(x) for x in cand["dram"]]
+    if rng.random() < 0.5 or not loops:
+        loops.insert(int(rng.integers(0, len(loops) + 1)), [str(rng.choice(("M", "N", "K"))), 1])
+    else:
+        loops = [loops[int(i)] for i in rng.permutation(len(loops))]
+    return {"tile": dict(cand["tile"]), "dram": loops}
+
+
+def _tile_words(tile: dict[str, int]) -> int:
+    return tile["M"] * tile["K"] + tile["K"] * tile["N"] + tile["M"] * tile["N"]
+
+
+def sample_tiling_traffic_ranking(rng: Any) -> dict[str, Any]:
+    """perf-core/f16-tiling-traffic-ranking: any GEMM, one to ten exact two-level tilings (tile
+    extents any divisor, the DRAM share over zero to three loops per dimension, loops of bound 1
+    included, any order; a third of them twins of an earlier one: permuted loops or a bound-1
+    loop inserted), double buffering on or off, and a capacity at, one word under, or anywhere
+    around a candidate's requirement (or past them all, or under them all). Sizes at three
+    scales: small (under 64), real (to 2^12) or huge (to 2^20, traffic past 2^53)."""
+    top = _scale_top(rng, (64, 1 << 12, 1 << 20))
+    gemm = {d: _size(rng, top) for d in ("M", "N", "K")}
+    candidates: list[dict[str, Any]] = []
+    for _ in range(int(rng.integers(1, 11))):
+        if candidates and rng.random() < 0.3:
+            candidates.append(_candidate_twin(rng, candidates[int(rng.integers(0, len(candidates)))]))
+            continue
+        split = {d: _split_factors(rng, gemm[d], 2) for d in gemm}
+        candidates.append({"tile": {d: split[d][0] for d in gemm}, "dram": _dram_nest(rng, {d: split[d][1] for d in gemm})})
+    double = bool(rng.random() < 0.5)
+    need = _tile_words(candidates[int(rng.integers(0, len(candidates)))]["tile"]) * (2 if double else 1)
+    u = rng.random()
+    if u < 0.3:
+        capacity = need
+    elif u < 0.55:
+        capacity = max(1, need - 1)
+    elif u < 0.7 and double:
+        capacity = need // 2
+    else:
+        capacity = _log_int(rng, 1, 4 * need)
+    return {"gemm": gemm, "buffer": {"capacity_words": capacity, "double_buffered": double}, "candidates": candidates}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -528,4 +576,5 @@ SAMPLERS = {
     "samplers_core_b.cluster_iterations": sample_cluster_iterations,
     "samplers_core_b.mha_prefill_decode": sample_mha_prefill_decode,
     "samplers_core_b.gqa_serving": sample_gqa_serving,
+    "samplers_core_b.tiling_traffic_ranking": sample_tiling_traffic_ranking,
 }

@@ -561,6 +561,66 @@ def sample_tiling_traffic_ranking(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "buffer": {"capacity_words": capacity, "double_buffered": double}, "candidates": candidates}
 
 
+def _held_words(gemm_dims: tuple[str, ...], hierarchy: dict[str, Any], names: tuple[str, ...]) -> dict[str, int]:
+    """Words of the tiles each level but the last holds (bypassed tensors take no room)."""
+    relevant = {"I": ("M", "K"), "W": ("K", "N"), "O": ("M", "N")}
+    extent = dict.fromkeys(gemm_dims, 1)
+    out = {}
+    for name in names[:-1]:
+        for d, b in hierarchy[name]["loops"]:
+            extent[d] *= b
+        out[name] = sum(extent[a] * extent[b] for t, (a, b) in relevant.items() if t not in hierarchy[name]["bypass"])
+    return out
+
+
+def sample_hierarchy_energy_ranking(rng: Any) -> dict[str, Any]:
+    """perf-core/f16-hierarchy-energy-ranking: any GEMM, one to eight exact RF / GB / DRAM
+    mappings (zero to three loops per dimension per level, loops of bound 1, any bypass; a third
+    of them twins of an earlier one: loops permuted or a bound-1 loop inserted, the same energy),
+    energies any multiples of 1/16 pJ, any blocks, multiple buffering 1 to 4, capacities at,
+    just under or around a candidate's needs (0 included). The spec says energy sums are exact
+    in double precision, so sizes stay where that holds: extents to 2^10."""
+    names = ("RF", "GB", "DRAM")
+    top = _scale_top(rng, (16, 256, 1 << 10))
+    gemm = {d: _size(rng, top) for d in ("M", "N", "K")}
+    candidates: list[dict[str, Any]] = []
+    for _ in range(int(rng.integers(1, 9))):
+        if candidates and rng.random() < 0.3:
+            src = candidates[int(rng.integers(0, len(candidates)))]
+            twin = {n: {k: [list(x) if isinstance(x, list) else x for x in v] for k, v in src[n].items()} for n in names}
+            level = names[int(rng.integers(0, 3))]
+            loops = twin[level]["loops"]
+            if rng.random() < 0.5:
+                twin[level]["loops"] = [loops[int(i)] for i in rng.permutation(len(loops))]
+            else:
+                loops.insert(int(rng.integers(0, len(loops) + 1)), [str(rng.choice(("M", "N", "K"))), 1])
+            candidates.append(twin)
+        else:
+            candidates.append(_gemm_hierarchy(rng, gemm, names))
+    arch: dict[str, Any] = {"mac_pj": _sixteenths(rng, 64)}
+    for name in names:
+        read = _sixteenths(rng, 1024)
+        arch[name] = {"block_size": 1 if rng.random() < 0.25 else _log_int(rng, 1, 64), "read_pj": read,
+                      "write_pj": read if rng.random() < 0.1 else _sixteenths(rng, 1024)}
+    needs = [_held_words(("M", "N", "K"), c, names) for c in candidates]
+    for name in names[:-1]:
+        mb = 1 if rng.random() < 0.4 else _log_int(rng, 1, 4)
+        need = needs[int(rng.integers(0, len(needs)))][name]
+        u = rng.random()
+        if u < 0.25:
+            cap = need * mb
+        elif u < 0.45:
+            cap = need * mb + int(rng.integers(0, mb))
+        elif u < 0.65:
+            cap = max(0, need * mb - 1)
+        elif u < 0.7:
+            cap = 0
+        else:
+            cap = _log_int(rng, 1, 4 * need * mb + 1)
+        arch[name].update(capacity_words=cap, multiple_buffering=mb)
+    return {"gemm": gemm, "architecture": arch, "candidates": candidates}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -577,4 +637,5 @@ SAMPLERS = {
     "samplers_core_b.mha_prefill_decode": sample_mha_prefill_decode,
     "samplers_core_b.gqa_serving": sample_gqa_serving,
     "samplers_core_b.tiling_traffic_ranking": sample_tiling_traffic_ranking,
+    "samplers_core_b.hierarchy_energy_ranking": sample_hierarchy_energy_ranking,
 }

@@ -621,6 +621,29 @@ def sample_hierarchy_energy_ranking(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "architecture": arch, "candidates": candidates}
 
 
+def sample_pipeline_latency(rng: Any) -> dict[str, Any]:
+    """perf-core/f17-double-buffered-pipeline: one to 64 tiles, any DMA bandwidths and setup
+    costs (0 included), one to three buffer slots. Each input picks a scale (small: under 64,
+    real: to 2^20, huge: to 2^50, so the cycle counts pass 2^53) and a regime (load-, compute-
+    or store-heavy tiles, or each tile its own), and transfers that divide their bandwidth or not."""
+    top = _scale_top(rng, (64, 1 << 20, 1 << 50))
+    dma = {"load_bytes_per_cycle": _log_int(rng, 1, 1024), "store_bytes_per_cycle": _log_int(rng, 1, 1024),
+           "setup_cycles": 0 if rng.random() < 0.3 else _log_int(rng, 1, 1024)}
+    regime = str(rng.choice(("load", "compute", "store", "mixed")))
+    tiles = []
+    for _ in range(1 if rng.random() < 0.1 else _log_int(rng, 1, 64)):
+        heavy = str(rng.choice(("load", "compute", "store"))) if regime == "mixed" else regime
+        cycles = {k: _log_int(rng, 1, top if k == heavy else max(1, top // 4)) for k in ("load", "compute", "store")}
+        load = cycles["load"] * dma["load_bytes_per_cycle"]
+        store = cycles["store"] * dma["store_bytes_per_cycle"]
+        if rng.random() < 0.7:
+            load = max(1, load - int(rng.integers(0, dma["load_bytes_per_cycle"])))
+        if rng.random() < 0.7:
+            store = max(1, store - int(rng.integers(0, dma["store_bytes_per_cycle"])))
+        tiles.append({"load_bytes": load, "compute_cycles": cycles["compute"], "store_bytes": store})
+    return {"tiles": tiles, "dma": dma, "buffers": int(rng.integers(1, 4))}
+
+
 SAMPLERS = {
     "samplers_core_b.pe_array_cycles": sample_pe_array_cycles,
     "samplers_core_b.throttled_latency": sample_throttled_latency,
@@ -638,4 +661,5 @@ SAMPLERS = {
     "samplers_core_b.gqa_serving": sample_gqa_serving,
     "samplers_core_b.tiling_traffic_ranking": sample_tiling_traffic_ranking,
     "samplers_core_b.hierarchy_energy_ranking": sample_hierarchy_energy_ranking,
+    "samplers_core_b.pipeline_latency": sample_pipeline_latency,
 }

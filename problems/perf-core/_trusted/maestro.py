@@ -100,7 +100,7 @@ def directive_iterations(dims: dict[str, Any], dataflow: list[dict[str, Any]], n
     lvl = analyse(dims, dataflow, num_pes)["levels"][0]
     return {
         "iterations": lvl["iterations"],
-        "total_steps": int(np.prod(lvl["iterations"])),
+        "total_steps": prod(lvl["iterations"]),
         "busy_pes": lvl["busy"],
         "utilization": lvl["utilization"],
     }
@@ -109,8 +109,8 @@ def directive_iterations(dims: dict[str, Any], dataflow: list[dict[str, Any]], n
 def cluster_iterations(dims: dict[str, Any], dataflow: list[dict[str, Any]], num_pes: int) -> dict[str, Any]:
     """F14 medium: two levels separated by one Cluster(n)."""
     outer, inner = analyse(dims, dataflow, num_pes)["levels"]
-    outer_steps = int(np.prod(outer["iterations"]))
-    inner_steps = int(np.prod(inner["iterations"]))
+    outer_steps = prod(outer["iterations"])
+    inner_steps = prod(inner["iterations"])
     return {
         "num_clusters": outer["units"],
         "inner_extents": inner["extents"],

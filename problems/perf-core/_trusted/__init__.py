@@ -17,6 +17,7 @@ from . import (
     ranking,
     roofline,
     samplers,
+    samplers_core_a,
     systolic,
     tiles,
     workload,
@@ -26,4 +27,4 @@ _MODULES = (workload, roofline, tiles, loopnest, cycles, energy, systolic, maest
 
 REFERENCES = merge(_MODULES, "REFERENCES")
 GENERATORS = merge(_MODULES, "GENERATORS")
-SAMPLERS = merge((samplers,), "SAMPLERS")  # domain samplers, written apart from the generators
+SAMPLERS = merge((samplers, samplers_core_a), "SAMPLERS")  # domain samplers, written apart from the generators

@@ -93,9 +93,11 @@ def _log_int(rng: np.random.Generator, lo: int, hi: int) -> int:
     return int(rng.integers(a, b + 1)) if a <= b else lo
 
 
-def gen_gemm_roofline(rng: np.random.Generator, tie_fraction: float = 0.3) -> dict[str, Any]:
+def gen_gemm_roofline(rng: np.random.Generator, tie_fraction: float = 0.3,
+                      max_dim: int = 4096) -> dict[str, Any]:
     """A GEMM and a machine. A share of the cases sits exactly on the ridge point (a tie); the
-    rest mix compute- and memory-bound cases, odd sizes and 4-bit tensors (byte rounding)."""
+    rest mix compute- and memory-bound cases, odd sizes and 4-bit tensors (byte rounding), with
+    M, N and K up to `max_dim` (past 2^17, FLOPs and bytes pass 2^53)."""
     if rng.random() < tie_fraction:
         while True:
             dims = [int(rng.choice([16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048]))
@@ -117,7 +119,7 @@ def gen_gemm_roofline(rng: np.random.Generator, tie_fraction: float = 0.3) -> di
                 mpc, clock, bw = options[int(rng.integers(len(options)))]
                 return {"gemm": gemm, "hw": {"macs_per_cycle": mpc, "clock_mhz": clock, "dram_gb_per_s": bw}}
     gemm = {
-        "M": _log_int(rng, 1, 4096), "N": _log_int(rng, 1, 4096), "K": _log_int(rng, 1, 4096),
+        "M": _log_int(rng, 1, max_dim), "N": _log_int(rng, 1, max_dim), "K": _log_int(rng, 1, max_dim),
         "input_bits": int(rng.choice(_BITS)), "weight_bits": int(rng.choice(_BITS)),
         "output_bits": int(rng.choice(_BITS)),
     }

@@ -13,7 +13,7 @@ from __future__ import annotations
 from math import gcd
 from typing import Any
 
-from .samplers import _log_int
+from .samplers import _log_int, sample_conv_layer_accounting
 
 _BITS = (4, 8, 16, 32)
 
@@ -61,6 +61,124 @@ def sample_roofline_gemm(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "hw": hw}
 
 
+_UNITS = ("GB/s", "GiB/s", "B/cycle")
+_LEVEL_NAMES = ("RF", "L1", "L2", "L3", "LLC", "SRAM", "HBM", "DRAM")
+_TENSORS = ("input", "weight", "output")
+
+
+def _bytes_per_s(level: dict[str, Any], clock_mhz: int) -> int:
+    unit = level["unit"]
+    per = {"GB/s": 10**9, "GiB/s": 2**30}.get(unit)
+    return level["bandwidth"] * (per if per is not None else clock_mhz * 10**6)
+
+
+def _traffic_bytes(entry: dict[str, int], bits: dict[str, int]) -> int:
+    return sum(_packed(entry[f"{t}_elements"], bits[t]) for t in _TENSORS)
+
+
+def _elements_within(rng: Any, cap: int, bits: dict[str, int]) -> dict[str, int]:
+    """Element counts of the three tensors, at least one element, at most `cap` bytes (cap >= 4)."""
+    while True:
+        entry = {f"{t}_elements": (0 if rng.random() < 0.25 else _log_int(rng, 1, max(1, cap * 8 // bits[t] // 3)))
+                 for t in _TENSORS}
+        if sum(entry.values()) >= 1 and _traffic_bytes(entry, bits) <= cap:
+            return entry
+
+
+def _elements_exact(rng: Any, total: int, bits: dict[str, int], exact: str) -> dict[str, int]:
+    """Element counts whose packed bytes add up to exactly `total`; `exact` (4 or 8 bits) takes the rest."""
+    entry = {f"{t}_elements": 0 for t in _TENSORS}
+    for t in _TENSORS:
+        if t != exact and total > 8 and rng.random() < 0.5:
+            entry[f"{t}_elements"] = _log_int(rng, 1, max(1, (total // 2) * 8 // bits[t]))
+    rest = total - _traffic_bytes(entry, bits)
+    entry[f"{exact}_elements"] = rest * 8 // bits[exact]
+    return entry
+
+
+def sample_hierarchical_roofline(rng: Any) -> dict[str, Any]:
+    """perf-core/f2-hierarchical-roofline: any kernel on one to six memory levels, each in any of
+    the three bandwidth units, names not necessarily distinct, element counts that may be zero
+    for some tensors (never for a whole level). Modes: random traffic; a level's time equal to
+    the compute time exactly (the rest no slower); two levels sharing the largest time exactly
+    (slower than compute, the rest no slower)."""
+    scale = int(rng.integers(0, 3))
+    n = _log_int(rng, 1, 6)
+    names = [_pick(rng, _LEVEL_NAMES) for _ in range(n)]
+    hw = {"macs_per_cycle": _log_int(rng, 1, (64, 16384, 1 << 30)[scale]),
+          "clock_mhz": _log_int(rng, 1, (100, 4000, 1 << 20)[scale]),
+          "levels": [{"name": name, "bandwidth": _log_int(rng, 1, (64, 4096, 1 << 40)[scale]),
+                      "unit": _pick(rng, _UNITS)} for name in names]}
+    bits = {t: _pick(rng, _BITS) for t in _TENSORS}
+    bws = [_bytes_per_s(lv, hw["clock_mhz"]) for lv in hw["levels"]]
+    peak_macs = hw["macs_per_cycle"] * hw["clock_mhz"] * 10**6       # MACs per second
+    mode = rng.random()
+    if mode < 0.3 or (mode < 0.6 and n < 2):
+        # compute time == level j's time == the largest level time: macs / peak_macs = bytes_j / bw_j
+        exact = _pick(rng, _TENSORS)
+        bits[exact] = _pick(rng, (4, 8))
+        j = int(rng.integers(n))
+        g = gcd(bws[j], peak_macs)
+        k = _log_int(rng, 1, (64, 1 << 20, 1 << 40)[scale])
+        k = max([k] + [-(-4 * g // bw) for bw in bws])
+        macs = peak_macs // g * k
+        traffic = [_elements_exact(rng, bws[j] // g * k, bits, exact) if i == j
+                   else _elements_within(rng, k * bw // g, bits) for i, bw in enumerate(bws)]
+    elif mode < 0.6:
+        # levels i < j share the largest time exactly, slower than compute
+        exact = _pick(rng, _TENSORS)
+        bits[exact] = _pick(rng, (4, 8))
+        i, j = sorted(int(x) for x in rng.choice(n, size=2, replace=False))
+        g = gcd(bws[i], bws[j])
+        k = _log_int(rng, 1, (64, 1 << 20, 1 << 40)[scale])
+        k = max([k] + [-(-4 * g // bw) for bw in bws] + [-(-2 * g // peak_macs)])
+        # level time k / g; compute time macs / peak_macs must stay below it
+        macs = _log_int(rng, 1, max(1, (k * peak_macs - 1) // g))
+        traffic = [_elements_exact(rng, bws[x] // g * k, bits, exact) if x in (i, j)
+                   else _elements_within(rng, k * bw // g, bits) for x, bw in enumerate(bws)]
+    else:
+        macs = _log_int(rng, 1, (1 << 12, 1 << 40, 1 << 62)[scale])
+        top = (1 << 10, 1 << 30, 1 << 60)[scale]
+        traffic = []
+        for _ in range(n):
+            entry = {f"{t}_elements": 0 if rng.random() < 0.2 else _log_int(rng, 1, top) for t in _TENSORS}
+            if sum(entry.values()) == 0:
+                entry[f"{_pick(rng, _TENSORS)}_elements"] = _log_int(rng, 1, top)
+            traffic.append(entry)
+    kernel = {"macs": macs, "input_bits": bits["input"], "weight_bits": bits["weight"],
+              "output_bits": bits["output"],
+              "traffic": [{"level": name, **entry} for name, entry in zip(names, traffic)]}
+    return {"kernel": kernel, "hw": hw}
+
+
+
+# ------------------------------------------------------------------------------------------
+# F1: grouped convolution
+# ------------------------------------------------------------------------------------------
+
+def sample_grouped_conv_accounting(rng: Any) -> dict[str, Any]:
+    """perf-core/f1-grouped-conv-accounting: any conv2d layer the spec admits (the ungrouped
+    layer sampler: three scales, filters past the unpadded input, any stride, dilation, padding
+    and bit widths), split into groups: depthwise (groups = C, K a multiple of C), grouped
+    (groups from 2 to C, C and K rounded to multiples of it) or dense (groups = 1)."""
+    drawn = sample_conv_layer_accounting(rng)
+    layer = drawn["layer"]
+    kind = rng.random()
+    if kind < 0.3:
+        layer["groups"] = layer["C"]
+        layer["K"] = layer["C"] * (1 if rng.random() < 0.5 else _log_int(rng, 1, 8))
+    elif kind < 0.75:
+        g = _log_int(rng, 2, max(2, layer["C"]))
+        layer["groups"] = g
+        layer["C"] = g * max(1, layer["C"] // g)
+        layer["K"] = g * max(1, layer["K"] // g)
+    else:
+        layer["groups"] = 1
+    return drawn
+
+
 SAMPLERS = {
     "samplers_core_a.roofline_gemm": sample_roofline_gemm,
+    "samplers_core_a.hierarchical_roofline": sample_hierarchical_roofline,
+    "samplers_core_a.grouped_conv_accounting": sample_grouped_conv_accounting,
 }

@@ -177,8 +177,120 @@ def sample_grouped_conv_accounting(rng: Any) -> dict[str, Any]:
     return drawn
 
 
+
+# ------------------------------------------------------------------------------------------
+# F3: tile footprint
+# ------------------------------------------------------------------------------------------
+
+def _factor(rng: Any, scale: int, p_one: float = 0.4) -> int:
+    return 1 if rng.random() < p_one else _log_int(rng, 2, (8, 64, 1 << 14)[scale])
+
+
+def _keeps(rng: Any) -> list[str]:
+    """Any subset of the three tensors, in any order; all three half the time, none sometimes."""
+    u = rng.random()
+    if u < 0.5:
+        return list(_TENSORS)
+    if u < 0.55:
+        return []
+    kept = [t for t in _TENSORS if rng.random() < 0.5]
+    return [kept[int(x)] for x in rng.permutation(len(kept))]
+
+
+def _capacity_near(rng: Any, stored: int, buffering: int) -> int:
+    """A capacity at the fit boundary (exactly the requirement, one byte short, enough for one
+    buffer only) or anywhere from far too small to far too large."""
+    required = buffering * stored
+    u = rng.random()
+    if u < 0.2:
+        cap = required
+    elif u < 0.35:
+        cap = required - 1
+    elif u < 0.5 and buffering == 2 and stored >= 1:
+        cap = _log_int(rng, stored, max(stored, required - 1))
+    else:
+        cap = _log_int(rng, 1, max(2, 4 * required))
+    return max(1, cap)
+
+
+def sample_gemm_tile_footprint(rng: Any) -> dict[str, Any]:
+    """perf-core/f3-gemm-tile-footprint: one to five on-chip levels, each with temporal and
+    spatial factors for M, N and K (spatial fan-out at any level, the innermost included), any
+    keeps list (all, none, any subset in any order), single or double buffering, capacities at
+    and around the fit boundary; any positive bit widths; a DRAM factor on top."""
+    scale = int(rng.integers(0, 3))
+    n = _log_int(rng, 1, 5)
+    bits = {"input_bits": _log_int(rng, 1, 32), "weight_bits": _log_int(rng, 1, 32),
+            "output_bits": _log_int(rng, 1, 32), "psum_bits": _log_int(rng, 1, 64)}
+    levels = []
+    extent = {"M": 1, "N": 1, "K": 1}
+    for i in range(n):
+        temporal = {d: _factor(rng, scale) for d in "MNK"}
+        spatial = {d: (_factor(rng, scale, 0.6) if rng.random() < 0.5 else 1) for d in "MNK"}
+        for d in "MNK":
+            extent[d] *= temporal[d] * spatial[d]
+        keeps = _keeps(rng)
+        elements = {"input": extent["M"] * extent["K"], "weight": extent["K"] * extent["N"],
+                    "output": extent["M"] * extent["N"]}
+        width = {"input": bits["input_bits"], "weight": bits["weight_bits"], "output": bits["psum_bits"]}
+        stored = sum(_packed(elements[t], width[t]) for t in set(keeps))
+        buffering = 1 if rng.random() < 0.4 else 2
+        levels.append({"name": f"L{i}", "capacity_bytes": _capacity_near(rng, stored, buffering),
+                       "multiple_buffering": buffering, "keeps": keeps,
+                       "temporal": temporal, "spatial": spatial})
+    gemm = {d: extent[d] * _factor(rng, scale) for d in "MNK"}
+    return {"gemm": gemm, "precision": bits, "levels": levels}
+
+
+
+_CONV_DIMS = ("N", "K", "C", "P", "Q", "R", "S")
+
+
+def sample_conv_tile_footprint(rng: Any) -> dict[str, Any]:
+    """perf-core/f3-conv-tile-footprint: one to four on-chip levels with temporal and spatial
+    factors for every conv dimension (fan-out at any level, filter rows split over levels), any
+    keeps list, single or double buffering, capacities at and around the fit boundary, any
+    stride and dilation (coprime, sharing a factor, larger than the filter); N, K and C reach
+    2^14 per level at the largest scale, while the output and filter rows stay small enough for
+    the exact footprint to be enumerated."""
+    scale = int(rng.integers(0, 3))
+    n = _log_int(rng, 1, 4)
+    stride = _log_int(rng, 1, 8 if rng.random() < 0.9 else 64)
+    dilation = 1 if rng.random() < 0.3 else _log_int(rng, 1, 8 if rng.random() < 0.9 else 64)
+    bits = {"input_bits": _log_int(rng, 1, 32), "weight_bits": _log_int(rng, 1, 32),
+            "psum_bits": _log_int(rng, 1, 64)}
+    width = {"input": bits["input_bits"], "weight": bits["weight_bits"], "output": bits["psum_bits"]}
+    levels = []
+    e = dict.fromkeys(_CONV_DIMS, 1)
+    for i in range(n):
+        temporal, spatial = {}, {}
+        for d in _CONV_DIMS:
+            if d in "NKC":
+                temporal[d] = _factor(rng, scale, 0.5)
+                spatial[d] = _factor(rng, scale, 0.8)
+            else:   # output and filter rows: small, so the exact footprint stays cheap to count
+                temporal[d] = 1 if rng.random() < 0.4 else _log_int(rng, 2, 7)
+                spatial[d] = 1 if rng.random() < 0.8 else _log_int(rng, 2, 4)
+            e[d] *= temporal[d] * spatial[d]
+        rows = (e["P"] - 1) * stride + (e["R"] - 1) * dilation + 1
+        cols = (e["Q"] - 1) * stride + (e["S"] - 1) * dilation + 1
+        keeps = _keeps(rng)
+        elements = {"input": e["N"] * e["C"] * rows * cols, "weight": e["K"] * e["C"] * e["R"] * e["S"],
+                    "output": e["N"] * e["K"] * e["P"] * e["Q"]}
+        stored = sum(_packed(elements[t], width[t]) for t in set(keeps))
+        buffering = 1 if rng.random() < 0.4 else 2
+        levels.append({"name": f"L{i}", "capacity_bytes": _capacity_near(rng, stored, buffering),
+                       "multiple_buffering": buffering, "keeps": keeps,
+                       "temporal": temporal, "spatial": spatial})
+    conv = {d: e[d] * (_factor(rng, scale) if d in "NKC" else _log_int(rng, 1, 4)) for d in _CONV_DIMS}
+    conv.update(stride=stride, dilation=dilation)
+    return {"conv": conv, "precision": bits, "levels": levels}
+
+
 SAMPLERS = {
     "samplers_core_a.roofline_gemm": sample_roofline_gemm,
     "samplers_core_a.hierarchical_roofline": sample_hierarchical_roofline,
     "samplers_core_a.grouped_conv_accounting": sample_grouped_conv_accounting,
+    "samplers_core_a.gemm_tile_footprint": sample_gemm_tile_footprint,
+    "samplers_core_a.conv_tile_footprint": sample_conv_tile_footprint,
 }

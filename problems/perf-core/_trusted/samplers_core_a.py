@@ -287,10 +287,75 @@ def sample_conv_tile_footprint(rng: Any) -> dict[str, Any]:
     return {"conv": conv, "precision": bits, "levels": levels}
 
 
+
+# ------------------------------------------------------------------------------------------
+# F4: DRAM traffic of a two-level GEMM
+# ------------------------------------------------------------------------------------------
+
+_GEMM = ("M", "N", "K")
+
+
+def _small_divisors(n: int, limit: int = 1 << 16) -> list[int]:
+    """Divisors of n found by trial division up to `limit` (with their cofactors)."""
+    out = set()
+    i = 1
+    while i * i <= n and i <= limit:
+        if n % i == 0:
+            out.update((i, n // i))
+        i += 1
+    return sorted(out)
+
+
+def _factorize(rng: Any, total: int, parts: int) -> list[int]:
+    """`parts` positive factors whose product is `total`, each a random divisor of what is left."""
+    out = []
+    for _ in range(parts - 1):
+        f = _pick(rng, _small_divisors(total))
+        out.append(f)
+        total //= f
+    out.append(total)
+    return [out[int(i)] for i in rng.permutation(parts)]
+
+
+def _dram_loops(rng: Any, counts: dict[str, int], max_parts: int = 4) -> list[list[Any]]:
+    """DRAM loops whose bounds multiply to counts[d] per dimension: one to `max_parts` loops per
+    dimension (bound-1 loops included, a dimension with one tile often absent), in any order."""
+    loops = []
+    for d, f in counts.items():
+        parts = _log_int(rng, 1, max_parts) if f > 1 else (0 if rng.random() < 0.5 else _log_int(rng, 1, 2))
+        for b in _factorize(rng, f, parts) if parts else []:
+            loops.append([d, b])
+    return [loops[int(i)] for i in rng.permutation(len(loops))]
+
+
+def _ragged_gemm_mapping(rng: Any, scale: int) -> tuple[dict[str, int], dict[str, Any]]:
+    """A GEMM and a two-level mapping whose tiles need not divide the sizes (the DRAM bounds of a
+    dimension multiply to ceil(size / tile))."""
+    gemm = {d: _log_int(rng, 1, (24, 4096, 1 << 28)[scale]) for d in _GEMM}
+    buffer = {}
+    for d in _GEMM:
+        u = rng.random()
+        buffer[d] = gemm[d] if u < 0.15 else (1 if u < 0.25 else _log_int(rng, 1, gemm[d]))
+    counts = {d: -(-gemm[d] // buffer[d]) for d in _GEMM}
+    return gemm, {"buffer": buffer, "dram": _dram_loops(rng, counts)}
+
+
+def sample_gemm_dram_bytes(rng: Any) -> dict[str, Any]:
+    """perf-core/f4-gemm-dram-bytes: any GEMM (three scales), any tile from 1 to the size (ragged
+    edge tiles), the DRAM bounds of a dimension split over up to four loops in any order, bound-1
+    loops listed, any positive bit widths."""
+    scale = int(rng.integers(0, 3))
+    gemm, mapping = _ragged_gemm_mapping(rng, scale)
+    precision = {k: _log_int(rng, 1, 32 if rng.random() < 0.9 else 256)
+                 for k in ("input_bits", "weight_bits", "output_bits")}
+    return {"gemm": gemm, "mapping": mapping, "precision": precision}
+
+
 SAMPLERS = {
     "samplers_core_a.roofline_gemm": sample_roofline_gemm,
     "samplers_core_a.hierarchical_roofline": sample_hierarchical_roofline,
     "samplers_core_a.grouped_conv_accounting": sample_grouped_conv_accounting,
     "samplers_core_a.gemm_tile_footprint": sample_gemm_tile_footprint,
     "samplers_core_a.conv_tile_footprint": sample_conv_tile_footprint,
+    "samplers_core_a.gemm_dram_bytes": sample_gemm_dram_bytes,
 }

@@ -351,6 +351,23 @@ def sample_gemm_dram_bytes(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "mapping": mapping, "precision": precision}
 
 
+
+def _exact_gemm_mapping(rng: Any, scale: int) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """A GEMM tiled exactly: a tile extent and a DRAM bound per dimension (either may be 1)."""
+    top = (16, 256, 1 << 22)[scale]
+    buffer = {d: 1 if rng.random() < 0.15 else _log_int(rng, 1, top) for d in _GEMM}
+    bounds = {d: 1 if rng.random() < 0.2 else _log_int(rng, 1, top) for d in _GEMM}
+    return {d: buffer[d] * bounds[d] for d in _GEMM}, buffer, bounds
+
+
+def sample_gemm_dram_traffic(rng: Any) -> dict[str, Any]:
+    """perf-core/f4-gemm-dram-traffic: any GEMM tiled exactly (three scales), at most one DRAM loop
+    per dimension in any order; a dimension with bound 1 is listed or left out."""
+    gemm, buffer, bounds = _exact_gemm_mapping(rng, int(rng.integers(0, 3)))
+    loops = [[d, b] for d, b in bounds.items() if b > 1 or rng.random() < 0.5]
+    return {"gemm": gemm, "mapping": {"buffer": buffer, "dram": [loops[int(i)] for i in rng.permutation(len(loops))]}}
+
+
 SAMPLERS = {
     "samplers_core_a.roofline_gemm": sample_roofline_gemm,
     "samplers_core_a.hierarchical_roofline": sample_hierarchical_roofline,
@@ -358,4 +375,5 @@ SAMPLERS = {
     "samplers_core_a.gemm_tile_footprint": sample_gemm_tile_footprint,
     "samplers_core_a.conv_tile_footprint": sample_conv_tile_footprint,
     "samplers_core_a.gemm_dram_bytes": sample_gemm_dram_bytes,
+    "samplers_core_a.gemm_dram_traffic": sample_gemm_dram_traffic,
 }

@@ -368,6 +368,20 @@ def sample_gemm_dram_traffic(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "mapping": {"buffer": buffer, "dram": [loops[int(i)] for i in rng.permutation(len(loops))]}}
 
 
+
+def sample_gemm_psum_traffic(rng: Any) -> dict[str, Any]:
+    """perf-core/f4-gemm-psum-traffic: the mappings of f4-gemm-dram-bytes (ragged tiles, split
+    dimensions, bound-1 loops, any order, three scales) with partial sums at least as wide as
+    the final outputs (equal widths included)."""
+    scale = int(rng.integers(0, 3))
+    gemm, mapping = _ragged_gemm_mapping(rng, scale)
+    output_bits = _log_int(rng, 1, 32)
+    precision = {"input_bits": _log_int(rng, 1, 32), "weight_bits": _log_int(rng, 1, 32),
+                 "psum_bits": output_bits if rng.random() < 0.2 else output_bits + _log_int(rng, 1, 40),
+                 "output_bits": output_bits}
+    return {"gemm": gemm, "mapping": mapping, "precision": precision}
+
+
 SAMPLERS = {
     "samplers_core_a.roofline_gemm": sample_roofline_gemm,
     "samplers_core_a.hierarchical_roofline": sample_hierarchical_roofline,
@@ -376,4 +390,5 @@ SAMPLERS = {
     "samplers_core_a.conv_tile_footprint": sample_conv_tile_footprint,
     "samplers_core_a.gemm_dram_bytes": sample_gemm_dram_bytes,
     "samplers_core_a.gemm_dram_traffic": sample_gemm_dram_traffic,
+    "samplers_core_a.gemm_psum_traffic": sample_gemm_psum_traffic,
 }

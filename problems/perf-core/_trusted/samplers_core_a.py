@@ -382,6 +382,14 @@ def sample_gemm_psum_traffic(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "mapping": mapping, "precision": precision}
 
 
+
+def sample_dram_loop_order_sweep(rng: Any) -> dict[str, Any]:
+    """perf-core/f4-dram-loop-order-sweep: any GEMM tiled exactly (three scales), DRAM bounds of 1
+    included (which make loop orders tie)."""
+    gemm, buffer, bounds = _exact_gemm_mapping(rng, int(rng.integers(0, 3)))
+    return {"gemm": gemm, "tiling": {"buffer": buffer, "dram": bounds}}
+
+
 SAMPLERS = {
     "samplers_core_a.roofline_gemm": sample_roofline_gemm,
     "samplers_core_a.hierarchical_roofline": sample_hierarchical_roofline,
@@ -391,4 +399,5 @@ SAMPLERS = {
     "samplers_core_a.gemm_dram_bytes": sample_gemm_dram_bytes,
     "samplers_core_a.gemm_dram_traffic": sample_gemm_dram_traffic,
     "samplers_core_a.gemm_psum_traffic": sample_gemm_psum_traffic,
+    "samplers_core_a.dram_loop_order_sweep": sample_dram_loop_order_sweep,
 }

@@ -412,18 +412,26 @@ def ref_pe_array_accesses(gemm: dict[str, Any], hierarchy: dict[str, Any]) -> di
     return out
 
 
-def gen_pe_array_accesses(rng: Any, values: Sequence[int] = (2, 4, 6, 8, 12, 16, 24, 32), max_pes: int = 64) -> dict[str, Any]:
+def gen_pe_array_accesses(rng: Any, values: Sequence[int] = (2, 4, 6, 8, 12, 16, 24, 32), max_pes: int = 64,
+                          no_fanout: float = 0.0, split_spatial: float = 0.0) -> dict[str, Any]:
     """Four levels, a PE array fanned out below the GB (each PE has an L1 and an RF), bypass
-    lists everywhere: multicast, spatial reduction and per-PE replication all show up."""
+    lists everywhere: multicast, spatial reduction and per-PE replication all show up. With
+    probability ``no_fanout`` there is no spatial loop (one PE); ``split_spatial`` is the chance
+    that a spatial factor is split over two loops of its dimension."""
     gemm = _gemm_dims(rng, values)
     dims = ("M", "N", "K")
     unrolled = [d for d in dims if rng.random() < 0.6] or [_pick(rng, dims)]
+    if no_fanout and rng.random() < no_fanout:
+        unrolled = []
     spatial, pes = [], 1
     for d in unrolled:
         options = [f for f in _divisors(gemm[d]) if 1 < f and pes * f <= max_pes]
         if options:
             f = int(_pick(rng, options))
-            spatial.append([d, f])
+            if split_spatial and rng.random() < split_spatial and len(_divisors(f)) > 2:
+                spatial += [[d, x] for x in _split(rng, f, 2)]
+            else:
+                spatial.append([d, f])
             pes *= f
     rest = {d: gemm[d] // prod(f for dd, f in spatial if dd == d) for d in dims}
     split = {d: _shares(rng, rest[d], 4) for d in dims}

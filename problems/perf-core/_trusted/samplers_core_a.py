@@ -390,6 +390,69 @@ def sample_dram_loop_order_sweep(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "tiling": {"buffer": buffer, "dram": bounds}}
 
 
+
+# ------------------------------------------------------------------------------------------
+# F5: reads, fills and updates of a multi-level hierarchy
+# ------------------------------------------------------------------------------------------
+
+def _level_loops(rng: Any, shares: dict[str, int], scale: int) -> list[list[Any]]:
+    """The temporal loops of one level: each dimension's share split over one to three loops,
+    bound-1 loops listed now and then, in any order."""
+    loops = []
+    for d, f in shares.items():
+        parts = (_log_int(rng, 1, 3) if f > 1 else int(rng.random() < 0.3))
+        for b in _factorize(rng, f, parts) if parts else []:
+            loops.append([d, b])
+    return [loops[int(i)] for i in rng.permutation(len(loops))]
+
+
+def _bypass(rng: Any) -> list[str]:
+    u = rng.random()
+    if u < 0.4:
+        return []
+    if u < 0.45:
+        return ["I", "W", "O"]
+    return [t for t in ("I", "W", "O") if rng.random() < 0.4]
+
+
+def _hierarchy(rng: Any, names: tuple[str, ...], scale: int) -> tuple[dict[str, int], dict[str, Any]]:
+    top = (6, 24, 1 << 10)[scale]
+    gemm = dict.fromkeys(_GEMM, 1)
+    hierarchy = {}
+    for name in names:
+        shares = {d: 1 if rng.random() < 0.35 else _log_int(rng, 2, top) for d in _GEMM}
+        for d in _GEMM:
+            gemm[d] *= shares[d]
+        hierarchy[name] = {"loops": _level_loops(rng, shares, scale)}
+        if name != "DRAM":
+            hierarchy[name]["bypass"] = _bypass(rng)
+    return gemm, hierarchy
+
+
+def sample_three_level_accesses(rng: Any) -> dict[str, Any]:
+    """perf-core/f5-three-level-accesses: RF, GB and DRAM, each dimension's share of a level split
+    over up to three loops (bound-1 loops included, any order), any bypass list at RF and GB
+    (none, some, all three), sizes at three scales."""
+    gemm, hierarchy = _hierarchy(rng, ("RF", "GB", "DRAM"), int(rng.integers(0, 3)))
+    return {"gemm": gemm, "hierarchy": hierarchy}
+
+
+def sample_pe_array_accesses(rng: Any) -> dict[str, Any]:
+    """perf-core/f5-pe-array-accesses: RF, L1, GB and DRAM as in f5-three-level-accesses, plus
+    zero to four spatial loops at the GB (a dimension may be unrolled by several, bound-1 spatial
+    loops included), so multicast, spatial reduction and per-PE copies all show up."""
+    scale = int(rng.integers(0, 3))
+    gemm, hierarchy = _hierarchy(rng, ("RF", "L1", "GB", "DRAM"), scale)
+    spatial = []
+    for _ in range(int(rng.integers(0, 5))):
+        d = _pick(rng, _GEMM)
+        b = 1 if rng.random() < 0.15 else _log_int(rng, 2, (4, 16, 256)[scale])
+        spatial.append([d, b])
+        gemm[d] *= b
+    hierarchy["GB"]["spatial"] = spatial
+    return {"gemm": gemm, "hierarchy": hierarchy}
+
+
 SAMPLERS = {
     "samplers_core_a.roofline_gemm": sample_roofline_gemm,
     "samplers_core_a.hierarchical_roofline": sample_hierarchical_roofline,
@@ -400,4 +463,6 @@ SAMPLERS = {
     "samplers_core_a.gemm_dram_traffic": sample_gemm_dram_traffic,
     "samplers_core_a.gemm_psum_traffic": sample_gemm_psum_traffic,
     "samplers_core_a.dram_loop_order_sweep": sample_dram_loop_order_sweep,
+    "samplers_core_a.pe_array_accesses": sample_pe_array_accesses,
+    "samplers_core_a.three_level_accesses": sample_three_level_accesses,
 }

@@ -492,10 +492,21 @@ def _small(values: Sequence[int], limit: int) -> list[int]:
     return [v for v in values if v <= limit] or [1]
 
 
+def _with_big_channels(rng: Any, drawn: dict[str, Any], big_channels: int) -> dict[str, Any]:
+    """Multiply C by ``big_channels``, held whole by one more buffer loop at a random position
+    (tiles and reads then pass 2^31 and 2^53)."""
+    if big_channels > 1:
+        drawn["conv"]["C"] *= big_channels
+        buffer = drawn["mapping"]["buffer"]
+        buffer.insert(int(rng.integers(0, len(buffer) + 1)), ["C", int(big_channels)])
+    return drawn
+
+
 def gen_conv_input_delta(rng: Any, max_pq: int = 16, max_ck: int = 16, max_rs: int = 5,
-                         max_dram_iters: int = 2048) -> dict[str, Any]:
+                         max_dram_iters: int = 2048, big_channels: int = 1) -> dict[str, Any]:
     """Unit stride: the halo overlap between consecutive tiles, window resets when an outer loop
-    wraps, filter loops at DRAM (R/S tiles), channel and filter loops in between."""
+    wraps, filter loops at DRAM (R/S tiles), channel and filter loops in between
+    (``big_channels``: see _with_big_channels)."""
     while True:
         one_d = rng.random() < 0.3
         conv = {
@@ -508,12 +519,13 @@ def gen_conv_input_delta(rng: Any, max_pq: int = 16, max_ck: int = 16, max_rs: i
         }
         mapping = _conv_mapping(rng, conv, max_dram_iters)
         if mapping is not None:
-            return {"conv": conv, "mapping": mapping}
+            return _with_big_channels(rng, {"conv": conv, "mapping": mapping}, big_channels)
 
 
 def gen_strided_input_delta(rng: Any, max_pq: int = 12, max_ck: int = 8, max_rs: int = 5,
-                            max_dram_iters: int = 2048) -> dict[str, Any]:
-    """Strides and dilations that leave gaps inside a tile (exact footprint < bounding box)."""
+                            max_dram_iters: int = 2048, big_channels: int = 1) -> dict[str, Any]:
+    """Strides and dilations that leave gaps inside a tile (exact footprint < bounding box)
+    (``big_channels``: see _with_big_channels)."""
     while True:
         one_d = rng.random() < 0.4
         conv = {
@@ -528,7 +540,7 @@ def gen_strided_input_delta(rng: Any, max_pq: int = 12, max_ck: int = 8, max_rs:
         }
         mapping = _conv_mapping(rng, conv, max_dram_iters)
         if mapping is not None:
-            return {"conv": conv, "mapping": mapping}
+            return _with_big_channels(rng, {"conv": conv, "mapping": mapping}, big_channels)
 
 
 # ------------------------------------------------------------------------------------------

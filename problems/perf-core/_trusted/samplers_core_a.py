@@ -453,6 +453,67 @@ def sample_pe_array_accesses(rng: Any) -> dict[str, Any]:
     return {"gemm": gemm, "hierarchy": hierarchy}
 
 
+
+# ------------------------------------------------------------------------------------------
+# F6: sliding-window input traffic
+# ------------------------------------------------------------------------------------------
+
+_CONV6 = ("C", "K", "P", "Q", "R", "S")
+
+
+def _loops_of(rng: Any, d: str, f: int, max_parts: int, p_unit: float) -> list[list[Any]]:
+    parts = _log_int(rng, 1, max_parts) if f > 1 else int(rng.random() < p_unit)
+    return [[d, b] for b in _factorize(rng, f, parts)] if parts else []
+
+
+def _window_conv(rng: Any, max_dram_iterations: int = 4096) -> tuple[dict[str, int], dict[str, Any]]:
+    """Conv sizes and a buffer / DRAM mapping: the buffer share of each dimension (channels up to
+    2^40 and output channels up to 2^30 at the largest scale, rows and filters small enough for
+    the exact footprint to be counted) over one or two loops; the DRAM share over up to three
+    loops, with at most `max_dram_iterations` DRAM iterations in all; bound-1 loops listed,
+    every order; a third of the layers are one-dimensional (Q = S = 1)."""
+    scale = int(rng.integers(0, 3))
+    one_d = rng.random() < 0.3
+    buffer_top = {"C": (4, 64, 1 << 40)[scale], "K": (4, 64, 1 << 30)[scale], "P": (8, 32, 256)[scale],
+                  "Q": (8, 32, 256)[scale], "R": (3, 7, 16)[scale], "S": (3, 7, 16)[scale]}
+    while True:
+        conv, buffer, dram = {}, [], []
+        for d in _CONV6:
+            if one_d and d in ("Q", "S"):
+                conv[d] = 1
+                continue
+            share = 1 if rng.random() < 0.3 else _log_int(rng, 1, buffer_top[d])
+            outer = 1 if rng.random() < 0.35 else _log_int(rng, 2, 8 if d in "RSC" else 16)
+            conv[d] = share * outer
+            buffer += _loops_of(rng, d, share, 2, 0.1)
+            dram += _loops_of(rng, d, outer, 3, 0.2)
+        iterations = 1
+        for _, b in dram:
+            iterations *= b
+        if iterations <= max_dram_iterations:
+            break
+    mapping = {"buffer": [buffer[int(i)] for i in rng.permutation(len(buffer))],
+               "dram": [dram[int(i)] for i in rng.permutation(len(dram))]}
+    return conv, mapping
+
+
+def sample_conv_input_delta(rng: Any) -> dict[str, Any]:
+    """perf-core/f6-conv-halo-delta: any unit-stride conv layer and buffer / DRAM mapping (see
+    _window_conv): filter loops at DRAM, windows that reset when an outer loop wraps, channel
+    and output-channel loops anywhere, split DRAM dimensions."""
+    conv, mapping = _window_conv(rng)
+    return {"conv": conv, "mapping": mapping}
+
+
+def sample_strided_input_delta(rng: Any) -> dict[str, Any]:
+    """perf-core/f6-strided-input-delta: the mappings of f6-conv-halo-delta with any stride and
+    dilation (equal, coprime, sharing a factor, larger than the filter)."""
+    conv, mapping = _window_conv(rng)
+    conv["stride"] = 1 if rng.random() < 0.2 else _log_int(rng, 1, 8)
+    conv["dilation"] = 1 if rng.random() < 0.3 else _log_int(rng, 1, 8)
+    return {"conv": conv, "mapping": mapping}
+
+
 SAMPLERS = {
     "samplers_core_a.roofline_gemm": sample_roofline_gemm,
     "samplers_core_a.hierarchical_roofline": sample_hierarchical_roofline,
@@ -465,4 +526,6 @@ SAMPLERS = {
     "samplers_core_a.dram_loop_order_sweep": sample_dram_loop_order_sweep,
     "samplers_core_a.pe_array_accesses": sample_pe_array_accesses,
     "samplers_core_a.three_level_accesses": sample_three_level_accesses,
+    "samplers_core_a.conv_input_delta": sample_conv_input_delta,
+    "samplers_core_a.strided_input_delta": sample_strided_input_delta,
 }

@@ -514,6 +514,80 @@ def sample_strided_input_delta(rng: Any) -> dict[str, Any]:
     return {"conv": conv, "mapping": mapping}
 
 
+
+# ------------------------------------------------------------------------------------------
+# F7: a GEMM on a PE array
+# ------------------------------------------------------------------------------------------
+
+def sample_gemm_array_accesses(rng: Any) -> dict[str, Any]:
+    """perf-core/f7-gemm-array-multicast: any array shape, rows and cols unrolling any dimension
+    (the same one twice included, bound 1 included, not filling the array), the rest of each
+    dimension split over GB and DRAM loops (several per dimension, bound-1 loops, any order),
+    sizes at three scales."""
+    scale = int(rng.integers(0, 3))
+    side_top = (4, 32, 1 << 10)[scale]
+    array = {"rows": _log_int(rng, 1, side_top), "cols": _log_int(rng, 1, side_top)}
+    mapping = {}
+    gemm = dict.fromkeys(_GEMM, 1)
+    for side in ("rows", "cols"):
+        d = _pick(rng, _GEMM)
+        b = array[side] if rng.random() < 0.4 else _log_int(rng, 1, array[side])
+        mapping[side] = [d, b]
+        gemm[d] *= b
+    gb, dram = [], []
+    for d in _GEMM:
+        top = (6, 64, 1 << 12)[scale]
+        share_gb = 1 if rng.random() < 0.3 else _log_int(rng, 2, top)
+        share_dram = 1 if rng.random() < 0.3 else _log_int(rng, 2, top)
+        gemm[d] *= share_gb * share_dram
+        gb += _loops_of(rng, d, share_gb, 3, 0.2)
+        dram += _loops_of(rng, d, share_dram, 3, 0.2)
+    mapping["gb"] = [gb[int(i)] for i in rng.permutation(len(gb))]
+    mapping["dram"] = [dram[int(i)] for i in rng.permutation(len(dram))]
+    return {"gemm": gemm, "array": array, "mapping": mapping}
+
+
+def sample_array_edge_accounting(rng: Any, max_work: int = 20000) -> dict[str, Any]:
+    """perf-core/f7-array-edge-accounting: any array shape and unrolling (the same dimension on
+    rows and cols, bound 1, an array not filled), RF, GB and DRAM loops whose bounds multiply to
+    at least each size: ragged edge tiles, loops that overshoot (whole iterations past the size,
+    idle PEs), several loops of one dimension at a level, bound-1 loops, any RF bypass list. The
+    simulated work (PEs times steps) stays below `max_work`."""
+    while True:
+        array = {"rows": _log_int(rng, 1, 8), "cols": _log_int(rng, 1, 8)}
+        gemm = {d: _log_int(rng, 1, 48) for d in _GEMM}
+        mapping: dict[str, Any] = {}
+        cover = dict.fromkeys(_GEMM, 1)
+        for side in ("rows", "cols"):
+            d = _pick(rng, _GEMM)
+            b = array[side] if rng.random() < 0.4 else _log_int(rng, 1, array[side])
+            mapping[side] = [d, b]
+            cover[d] *= b
+        levels: dict[str, list[list[Any]]] = {"rf": [], "gb": [], "dram": []}
+        for d in _GEMM:
+            for level in ("rf", "gb", "dram"):
+                for _ in range(int(rng.integers(0, 3))):
+                    left = -(-gemm[d] // cover[d])
+                    b = 1 if rng.random() < 0.15 else _log_int(rng, 1, max(1, left))
+                    levels[level].append([d, b])
+                    cover[d] *= b
+            left = -(-gemm[d] // cover[d])
+            if left > 1 or rng.random() < 0.3:
+                b = left + (0 if rng.random() < 0.6 else _log_int(rng, 1, max(1, left)))
+                levels[_pick(rng, ("rf", "gb", "dram"))].append([d, b])
+        steps = 1
+        for loops in levels.values():
+            for _, b in loops:
+                steps *= b
+        if steps * mapping["rows"][1] * mapping["cols"][1] <= max_work:
+            break
+    for level, loops in levels.items():
+        levels[level] = [loops[int(i)] for i in rng.permutation(len(loops))]
+    mapping["rf"] = {"bypass": _bypass(rng), "loops": levels["rf"]}
+    mapping["gb"], mapping["dram"] = levels["gb"], levels["dram"]
+    return {"gemm": gemm, "array": array, "mapping": mapping}
+
+
 SAMPLERS = {
     "samplers_core_a.roofline_gemm": sample_roofline_gemm,
     "samplers_core_a.hierarchical_roofline": sample_hierarchical_roofline,
@@ -528,4 +602,6 @@ SAMPLERS = {
     "samplers_core_a.three_level_accesses": sample_three_level_accesses,
     "samplers_core_a.conv_input_delta": sample_conv_input_delta,
     "samplers_core_a.strided_input_delta": sample_strided_input_delta,
+    "samplers_core_a.gemm_array_accesses": sample_gemm_array_accesses,
+    "samplers_core_a.array_edge_accounting": sample_array_edge_accounting,
 }

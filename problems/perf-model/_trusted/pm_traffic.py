@@ -82,6 +82,19 @@ def _side_draw(rng: Any) -> float:
     return float(rng.spawn(1)[0].random())
 
 
+def _split(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: dict[str, Any], p: float) -> dict[str, Any]:
+    """``pm_draw.split_loops`` redrawn until the split mapping is valid (a split outermost loop
+    can overshoot past spatial loops above it); the mapping as it was if none is."""
+    for _ in range(20):
+        out = pm_draw.split_loops(rng, wl, mapping, p)
+        try:
+            pm_core.parse(wl, arch, out)
+        except ValueError:
+            continue
+        return out
+    return mapping
+
+
 def _past_int32(rng: Any, draw, reference, tries: int = 400) -> dict[str, Any]:
     """Redraw a case until some count of its answer reaches 2^31 (where 32-bit arithmetic breaks;
     the last draw otherwise)."""
@@ -127,7 +140,7 @@ def gen_gemm_dram_traffic(rng: Any, real: bool = False, groups: Sequence[str] = 
         arch = _small_two_level()
         mapping = pm_draw.draw_mapping(rng, wl, arch, imperfect_p=0.4)
         if split:
-            mapping = pm_draw.split_loops(rng, wl, mapping, split)
+            mapping = _split(rng, wl, arch, mapping, split)
         return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 2000)
 
@@ -167,7 +180,7 @@ def gen_conv_dram_bytes(rng: Any, real: bool = False, groups: Sequence[str] = ("
         arch = _small_two_level()
         mapping = pm_draw.draw_mapping(rng, wl, arch, imperfect_p=0.3)
         if split:
-            mapping = pm_draw.split_loops(rng, wl, mapping, split)
+            mapping = _split(rng, wl, arch, mapping, split)
         return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 2000)
 
@@ -205,7 +218,7 @@ def gen_window_input_traffic(rng: Any, real: bool = False,
         bypass = pm_draw.draw_bypass(rng, arch, 0.25)
         mapping = pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.25)
         if split:
-            mapping = pm_draw.split_loops(rng, wl, mapping, split)
+            mapping = _split(rng, wl, arch, mapping, split)
         return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 1500)
 
@@ -241,7 +254,7 @@ def gen_depthwise_accesses(rng: Any, real: bool = False, groups: Sequence[str] =
         bypass = pm_draw.draw_bypass(rng, arch, 0.35)
         mapping = pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.25)
         if split:
-            mapping = pm_draw.split_loops(rng, wl, mapping, split)
+            mapping = _split(rng, wl, arch, mapping, split)
         return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 1500)
 
@@ -277,7 +290,7 @@ def gen_simba_accesses(rng: Any, real: bool = False,
         bypass = pm_draw.draw_bypass(rng, arch, 0.2)
         mapping = pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.25, spatial_p=0.8)
         if split:
-            mapping = pm_draw.split_loops(rng, wl, mapping, split)
+            mapping = _split(rng, wl, arch, mapping, split)
         return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 1200)
 
@@ -329,7 +342,7 @@ def gen_psum_traffic(rng: Any, real: bool = False, groups: Sequence[str] = ("res
         bypass = pm_draw.draw_bypass(rng, arch, 0.25)
         mapping = pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.45, spatial_p=0.7)
         if split:
-            mapping = pm_draw.split_loops(rng, wl, mapping, split)
+            mapping = _split(rng, wl, arch, mapping, split)
         return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 1500)
 

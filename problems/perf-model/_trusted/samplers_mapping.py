@@ -658,6 +658,83 @@ def sample_throttled_latency(rng: Any, real_share: float = 0.25) -> dict[str, An
     return {**case, "bandwidth": draw_bandwidth(rng, case["architecture"])}
 
 
+def _touches_input(size: int, out: int, filt: int, stride: int, dil: int, pad: int) -> bool:
+    """Every output row's window touches a row that is not padding."""
+    return all(any(0 <= p * stride + r * dil - pad < size for r in range(filt)) for p in range(out))
+
+
+def _chained(rng: Any, prev: dict[str, Any] | None, shape: str, scale: int, real: Any | None = None) -> dict[str, Any] | None:
+    """A conv or depthwise layer reading ``prev``'s output (or the network input): rows and columns
+    drawn apart; None when its output would be empty or a window would see padding only."""
+    if prev is None:
+        hw = [log_size(rng, scale * 4, 2), log_size(rng, scale * 4, 2)]
+        chans = log_size(rng, scale)
+        ibits = int(choice(rng, (4, 8, 16)))
+    else:
+        hw = [prev["dims"]["P"], prev["dims"]["Q"]]
+        chans = prev["dims"]["K"] if prev["shape"] == "conv" else prev["dims"]["C"]
+        ibits = prev["bits"]["O"]
+    sides = []
+    for a in range(2):
+        if real is not None:
+            rs, st, pad, dil = real
+        else:
+            rs = int(choice(rng, (1, 1, 3, 3, 5) if shape == "conv" else (3, 3, 5, 2)))
+            st = int(choice(rng, (1, 1, 1, 2, 3)))
+            dil = int(choice(rng, (1, 1, 1, 2, 3))) if rs > 1 else 1
+            pad = int(choice(rng, (0, (dil * (rs - 1)) // 2, (dil * (rs - 1)) // 2, int(rng.integers(0, dil * (rs - 1) + 1)))))
+        out = (hw[a] + 2 * pad - dil * (rs - 1) - 1) // st + 1
+        if out < 1 or not _touches_input(hw[a], out, rs, st, dil, pad):
+            return None
+        sides.append((rs, st, pad, dil, out))
+    dims = {"N": 1, "C": chans, "P": sides[0][4], "Q": sides[1][4], "R": sides[0][0], "S": sides[1][0]}
+    if shape == "conv":
+        dims["K"] = log_size(rng, scale * 2)
+    o = int(choice(rng, (4, 8, 16)))
+    return {"name": f"sampled.{shape}", "shape": shape, "dims": {d: dims[d] for d in SHAPE_DIMS[shape]},
+            "input_hw": hw, "stride": [x[1] for x in sides], "dilation": [x[3] for x in sides],
+            "padding": [x[2] for x in sides],
+            "bits": {"I": ibits, "W": int(choice(rng, (4, 8, 16))), "O": o, "psum": max(o, 24)}}
+
+
+def sample_fused_layer_tiles(rng: Any) -> dict[str, Any]:
+    """perf-model/f6-fused-layer-tiles: a chain of two or three conv / depthwise layers (any
+    filter, stride, dilation and padding whose windows all touch the input; inverted-residual
+    and bottleneck shapes among them), any tile of the last output up to the whole of it, either
+    order, intermediates kept or not, a GLB with one or two copies and a capacity around the
+    room (exactly it, a byte short) or anywhere."""
+    while True:
+        n = int(choice(rng, (2, 3)))
+        scale = int(choice(rng, (4, 8, 16)))
+        if rng.random() < 0.3:  # inverted residual: expand, depthwise, project
+            shapes = ["conv", "depthwise", "conv"][:n] if n == 3 else ["conv", "depthwise"]
+        else:
+            shapes = [str(choice(rng, ("conv", "conv", "depthwise"))) for _ in range(n)]
+        layers: list[dict[str, Any]] = []
+        prev = None
+        for sh in shapes:
+            wl = _chained(rng, prev, sh, scale)
+            if wl is None:
+                break
+            layers.append(wl)
+            prev = wl
+        if len(layers) == n:
+            break
+    last = layers[-1]["dims"]
+    tile = {"P": int(rng.integers(1, last["P"] + 1)), "Q": int(rng.integers(1, last["Q"] + 1))}
+    if rng.random() < 0.2:
+        tile = {"P": last["P"], "Q": last["Q"]} if rng.random() < 0.5 else {"P": 1, "Q": 1}
+    schedule = {"tile": tile, "order": ["Q", "P"] if rng.random() < 0.5 else ["P", "Q"],
+                "keep_intermediate": bool(rng.random() < 0.5)}
+    whole = sum(prod(wl["dims"].values()) // max(1, wl["dims"]["P"] * wl["dims"]["Q"]) * wl["bits"]["W"] // 8
+                + wl["input_hw"][0] * wl["input_hw"][1] * wl["dims"]["C"] * wl["bits"]["I"] // 8 for wl in layers)
+    cap = max(0, int(whole * 2 ** rng.uniform(-3, 1))) if rng.random() < 0.85 else log_size(rng, 1 << 22)
+    glb = {"name": "GLB", "capacity_bytes": cap, "fanout": [log_size(rng, 16), log_size(rng, 16)],
+           "multiple_buffering": int(choice(rng, (1, 2)))}
+    return {"layers": layers, "architecture": {"name": "sampled-fused", "levels": [
+        glb, {"name": "DRAM", "capacity_bytes": None, "fanout": [1, 1]}]}, "schedule": schedule}
+
+
 def sample_psum_traffic(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
     """perf-model/f4-psum-traffic-bytes: a conv or GEMM (real or small) on three to five levels,
     fan-out at any level, bypass of any tensor at any on-chip level, spatial loops over reduction
@@ -678,4 +755,5 @@ SAMPLERS = {
     "samplers_mapping.simba_accesses": sample_simba_accesses,
     "samplers_mapping.array_cycles": sample_array_cycles,
     "samplers_mapping.throttled_latency": sample_throttled_latency,
+    "samplers_mapping.fused_layer_tiles": sample_fused_layer_tiles,
 }

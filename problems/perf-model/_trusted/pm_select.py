@@ -477,8 +477,11 @@ def gen_largest_fitting_tile(rng: Any, real: bool = False,
                              groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "deeplabv3-dilated", "bert-base",
                                                       "llama-prefill"),
                              archs: Sequence[str] = ("eyeriss-like", "simba-like", "nvdla-like"),
-                             odd_bits: bool = False) -> dict[str, Any]:
-    """``odd_bits``: small layers get precisions that are not whole bytes."""
+                             odd_bits: bool = False,
+                             shapes: Sequence[str] = ("conv", "gemm", "bmm", "depthwise"),
+                             min_size: int = 4) -> dict[str, Any]:
+    """``odd_bits``: small layers get precisions that are not whole bytes; ``shapes``: the shapes
+    of small layers; ``min_size``: the smallest target dimension of a small layer."""
     while True:
         if real:
             wl = pm_draw.real_layer(rng, groups, _real_bits(rng))
@@ -490,7 +493,7 @@ def gen_largest_fitting_tile(rng: Any, real: bool = False,
             shared = [i for i, lv in enumerate(arch["levels"][:-1]) if not isinstance(lv["capacity_bytes"], dict)]
             levels = shared or list(range(depth - 1))
         else:
-            wl = _small_layer(rng, ("conv", "gemm", "bmm", "depthwise"), max_dim=10, macs=(16, 800), odd_bits=odd_bits)
+            wl = _small_layer(rng, tuple(shapes), max_dim=10, macs=(16, 800), odd_bits=odd_bits)
             arch = _small_arch(rng, int(rng.integers(2, 5)))
             mapping = pm_draw.draw_mapping(rng, wl, arch, pm_draw.draw_bypass(rng, arch, 0.25), imperfect_p=0.4)
             levels = list(range(len(arch["levels"]) - 1))
@@ -513,7 +516,7 @@ def gen_largest_fitting_tile(rng: Any, real: bool = False,
                 continue
             mapping, target = picks[-1]
             return {"workload": wl, "architecture": arch, "mapping": mapping, "target": target}
-        tgt = _prepare_target(rng, wl, mapping, levels)
+        tgt = _prepare_target(rng, wl, mapping, levels, min_size=min_size)
         if tgt is None or _padded(mapping) > 1500:
             continue
         _set_capacities(rng, wl, arch, mapping)
@@ -618,7 +621,9 @@ def _break_fanout(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: d
 def gen_mapping_validity(rng: Any, real: bool = False,
                          groups: Sequence[str] = ("resnet50", "resnet50-strided", "deeplabv3-dilated", "mobilenetv2-dw",
                                                   "mobilenetv2-pw"),
-                         archs: Sequence[str] = ("eyeriss-like", "simba-like", "nvdla-like")) -> dict[str, Any]:
+                         archs: Sequence[str] = ("eyeriss-like", "simba-like", "nvdla-like"),
+                         odd_bits: bool = False) -> dict[str, Any]:
+    """``odd_bits``: small layers get precisions that are not whole bytes."""
     if real:
         wl = pm_draw.real_layer(rng, groups, _real_bits(rng))
         arch = _real_arch(rng, str(pm_draw._pick(rng, archs)), wl, buffer_p=0.7)
@@ -636,7 +641,7 @@ def gen_mapping_validity(rng: Any, real: bool = False,
         cands = _candidates(rng, wl, arch, n_valid + n_cap, n_cap, tie_p=0.0, inner_cap=caps, big_cap=big, **kw)
     else:
         while True:
-            wl = _small_layer(rng, ("conv", "conv", "depthwise"), macs=(12, 250))
+            wl = _small_layer(rng, ("conv", "conv", "depthwise"), macs=(12, 250), odd_bits=odd_bits)
             arch = _small_arch(rng, int(rng.integers(3, 5)))
             cands = _candidates(rng, wl, arch, n_valid + n_cap, None, limit=400, tie_p=0.0, imperfect_p=0.3)
             if len(cands) == n_valid + n_cap:

@@ -816,9 +816,66 @@ def ref_best_dram_order(workload: dict, architecture: dict, mapping: dict) -> di
             "optimal_orders": sum(1 for moved, _ in results if moved == best)}
 
 
+def _split_below_top(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: dict[str, Any],
+                     p: float) -> dict[str, Any]:
+    """The mapping with the loops below the outermost level split by pm_draw.split_loops (the
+    outermost level's loops kept as they are); the first of a few draws that stays valid."""
+    top = mapping["levels"][-1]["temporal"]
+    for _ in range(20):
+        out = pm_draw.split_loops(rng, wl, {"levels": mapping["levels"][:-1] + [dict(mapping["levels"][-1], temporal=[])]}, p)
+        out["levels"][-1]["temporal"] = [list(x) for x in top]
+        try:
+            pm_core.parse(wl, arch, out)
+        except ValueError:
+            continue
+        return out
+    return mapping
+
+
+def _overshoot_below_top(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: dict[str, Any]) -> dict[str, Any]:
+    """The mapping with one outermost loop [d, F] shortened to [d, F'] and a new loop [d, g] at
+    the level below (c * g * F' covers d, c * g * F' - c >= its size: whole tiles of d past its
+    size under the new loop in the last outermost iteration); unchanged when no loop allows it."""
+    bounds = wl["dims"]
+    top = len(mapping["levels"]) - 1
+    choices = []
+    for j, (d, big) in enumerate(mapping["levels"][-1]["temporal"]):
+        c = prod(f for lv in mapping["levels"][:-1] for k in ("temporal", "spatial_x", "spatial_y")
+                 for e, f in lv.get(k, []) if e == d)
+        for g in range(2, big):
+            f2 = -(-bounds[d] // (c * g))
+            if c * g < bounds[d] and f2 >= 2 and c * g * f2 - c >= bounds[d]:
+                choices.append((j, d, g, f2))
+    if not choices:
+        return mapping
+    j, d, g, f2 = choices[int(rng.integers(0, len(choices)))]
+    out = {"levels": [dict(lv, temporal=[list(x) for x in lv.get("temporal", [])]) for lv in mapping["levels"]]}
+    out["levels"][-1]["temporal"][j][1] = f2
+    below = out["levels"][top - 1]["temporal"]
+    below.insert(int(rng.integers(0, len(below) + 1)), [d, g])
+    nest = pm_core.parse(wl, arch, mapping)
+    others = [t for t in TENSORS if d not in nest.relevant(t)]
+    if top >= 2 and others:  # the level below DRAM bypasses a tensor d does not index: the empty
+        t = str(pm_draw._pick(rng, others))  # tiles lie above that tensor's child of DRAM
+        held = out["levels"][top - 1].get("bypass", [])
+        out["levels"][top - 1]["bypass"] = [u for u in TENSORS if u in held or u == t]
+    try:
+        pm_core.parse(wl, arch, out)
+    except ValueError:
+        return mapping
+    return out
+
+
 def gen_best_dram_order(rng: Any, real: bool = False,
                         groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base", "llama-prefill", "attention"),
-                        archs: Sequence[str] = ("two-level", "eyeriss-like", "simba-like", "nvdla-like")) -> dict[str, Any]:
+                        archs: Sequence[str] = ("two-level", "eyeriss-like", "simba-like", "nvdla-like"),
+                        split: float = 0.0, overshoot: bool = False,
+                        small_depth: Sequence[int] = (2, 3)) -> dict[str, Any]:
+    """``split``: the probability of splitting each loop below the outermost level into several
+    loops of its dimension (pm_draw.split_loops); ``overshoot``: move part of an outermost loop
+    into a new loop at the level below, so that the level's last tiles of the dimension are empty
+    in the outermost loop's last iteration. Both off draw exactly as before. ``small_depth``: the
+    fewest and most levels of a small instance's architecture."""
     lo, hi = (3, 5) if real else (3, 4)
     want = int(rng.integers(lo, hi + 1))  # how many outermost loops (any in range after many tries)
     for attempt in range(10000):
@@ -835,7 +892,7 @@ def gen_best_dram_order(rng: Any, real: bool = False,
                                               imperfect_p=0.3, inner_cap=caps, spatial_p=0.8, fill_spatial=True)
         else:
             wl = _small_layer(rng, ("gemm", "conv", "bmm"), macs=(12, 160))
-            arch = _small_arch(rng, int(rng.integers(2, 4)))
+            arch = _small_arch(rng, int(rng.integers(small_depth[0], small_depth[1] + 1)))
             mapping = pm_draw.draw_mapping(rng, wl, arch, pm_draw.draw_bypass(rng, arch, 0.25), imperfect_p=0.35,
                                            temporal_p=0.5, spatial_p=0.4)
             if _padded(mapping) > 250:
@@ -844,6 +901,10 @@ def gen_best_dram_order(rng: Any, real: bool = False,
         n = len(top) if attempt > 300 else want
         if len(top) == n and lo <= n <= hi and len({d for d, _ in top}) == len(top):
             mapping["levels"][-1]["temporal"] = top
+            if split > 0:
+                mapping = _split_below_top(rng, wl, arch, mapping, split)
+            if overshoot:
+                mapping = _overshoot_below_top(rng, wl, arch, mapping)
             return {"workload": wl, "architecture": arch, "mapping": mapping}
     raise AssertionError("no mapping with enough outermost loops")  # pragma: no cover
 

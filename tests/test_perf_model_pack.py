@@ -91,7 +91,7 @@ def test_format_states_no_formula():
 
 def test_pack_is_the_model_tier_with_its_format():
     assert PACK.tier == "model" and PACK.data.preamble == "FORMAT.md"
-    assert PACK.version == "0.3.0"
+    assert PACK.version == "0.4.0"
     assert "### What the hardware does" in PACK.preamble
 
 

@@ -108,6 +108,26 @@ def test_local_rewards_match_the_verdicts_and_the_trainers_adapters_return_them(
         module.close_default_rewarder()
 
 
+def test_the_shared_rewarder_follows_the_environment_it_is_made_from(monkeypatch):
+    """A process that graded once (an environment's reward, a first verl step) and then sets
+    PERFGRADE_PACKS is graded with those packs: the shared Rewarder is made again."""
+    from grader.reward import adapters
+
+    monkeypatch.delenv("PERFGRADE_PACKS", raising=False)
+    monkeypatch.setenv("PERFGRADE_REWARD_ENGINE", "local")
+    try:
+        first = adapters.default_rewarder()
+        assert adapters.default_rewarder() is first  # unchanged environment: the same one
+        assert "tiny-pack" not in first.catalog.packs
+        monkeypatch.setenv("PERFGRADE_PACKS", str(TINY_PACK))
+        second = adapters.default_rewarder()
+        assert second is not first and "tiny-pack" in second.catalog.packs
+        assert adapters.verl_compute_score(data_source="perfgrade/tiny-pack", solution_str=fenced(CORRECT),
+                                           ground_truth="tiny-pack/sound", extra_info={}) == 1.0
+    finally:
+        adapters.close_default_rewarder()
+
+
 # ------------------------------------------------------------------------------------------
 # Q&A answers as rewards (no code runs)
 # ------------------------------------------------------------------------------------------

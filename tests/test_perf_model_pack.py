@@ -91,7 +91,7 @@ def test_format_states_no_formula():
 
 def test_pack_is_the_model_tier_with_its_format():
     assert PACK.tier == "model" and PACK.data.preamble == "FORMAT.md"
-    assert PACK.version == "0.3.0"
+    assert PACK.version == "0.4.0"
     assert "### What the hardware does" in PACK.preamble
 
 
@@ -100,7 +100,7 @@ def test_problem_is_model_tier(problem):
     d = problem.data
     assert problem.tier == "model"
     assert d.family in FAMILIES
-    assert d.generator.real is not None and 8 <= d.generator.real.count <= 12
+    assert d.generator.real is not None and 8 <= d.generator.real.count <= 16
     assert d.generator.real.options.get("real") is True
     assert d.generator.hidden_count >= 50
     assert problem.simulator_source is not None

@@ -49,7 +49,8 @@ from ..packs.bundle import bundle_reference
 from ..packs.domain import violations
 from ..packs.problems import Problem
 from ..packs.sampling import DomainSample, draw_sample, shared_modules
-from ..packs.vectors import Vector, answer_range, generate, generate_hidden, hidden_inputs, is_real
+from ..packs.vectors import (Vector, answer_range, corner_prefixes, generate, generate_hidden, hidden_inputs,
+                             is_real)
 from . import mapping_checks
 from .adequacy import FeatureCoverage, ModelResult, adequacy, coverage
 from .execution import SandboxHandle, grade_source
@@ -188,7 +189,8 @@ def _probe(problem: Problem, report: ProblemReport) -> None:
     names = [p.name for p in d.signature.params]
     draws = [("h", d.generator.hidden_seed, d.generator.hidden_count, dict(d.generator.options)),
              ("v", d.generator.visible_seed, d.generator.visible_count, dict(d.generator.options))]
-    for prefix, extra in (("c", d.generator.corners), ("r", d.generator.real)):
+    extras = [*zip(corner_prefixes(d.generator.corners), d.generator.corners), ("r", d.generator.real)]
+    for prefix, extra in extras:
         if extra is not None:
             draws.append((prefix, extra.seed, extra.count, {**d.generator.options, **extra.options}))
     inputs: list[tuple[str, dict[str, Any]]] = []

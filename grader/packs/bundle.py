@@ -11,6 +11,7 @@ as a candidate would be (the validator's gold check).
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import json
@@ -47,7 +48,8 @@ def _module_source(name: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
-def _sibling_imports(name: str, source: str, roots: tuple[str, ...], is_pkg: bool = False) -> list[str]:
+@functools.lru_cache(maxsize=4096)  # a pack's problems share most modules: each is parsed once per source
+def _sibling_imports(name: str, source: str, roots: tuple[str, ...], is_pkg: bool = False) -> tuple[str, ...]:
     """Names of modules of ``roots`` imported by a module (absolute or relative)."""
     tree = ast.parse(source)
     package = name if is_pkg or name in roots else name.rpartition(".")[0]
@@ -78,7 +80,7 @@ def _sibling_imports(name: str, source: str, roots: tuple[str, ...], is_pkg: boo
                     found.append(f"{mod}.{alias.name}")
             else:
                 found.append(mod)
-    return [m for m in found if m not in roots and m != name]
+    return tuple(m for m in found if m not in roots and m != name)
 
 
 def source_closure(obj: Callable) -> dict[str, str]:

@@ -49,6 +49,7 @@ input), both ``ValueError`` subclasses.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -245,6 +246,13 @@ def _number(value: Any) -> bool:
     return type(value) in (int, float)
 
 
+@functools.lru_cache(maxsize=8192)
+def _text(node: ast.AST) -> str:
+    """A node's source text, for messages: unparsed once per node (rules are evaluated on
+    thousands of inputs, and most evaluations raise nothing)."""
+    return ast.unparse(node)
+
+
 class _Evaluator:
     def __init__(self, env: Mapping[str, Any]) -> None:
         self.env = env
@@ -275,7 +283,7 @@ class _Evaluator:
 
     def _Attribute(self, node: ast.Attribute, local: dict[str, Any]) -> Any:
         obj = self.eval(node.value, local)
-        return self._key(obj, node.attr, f"{ast.unparse(node.value)}.{node.attr}")
+        return self._key(obj, node.attr, _text(node))
 
     def _key(self, obj: Any, key: Any, where: str) -> Any:
         if not isinstance(obj, dict):
@@ -286,7 +294,7 @@ class _Evaluator:
 
     def _Subscript(self, node: ast.Subscript, local: dict[str, Any]) -> Any:
         obj = self.eval(node.value, local)
-        where = ast.unparse(node)
+        where = _text(node)
         if isinstance(node.slice, ast.Slice):
             if not isinstance(obj, list):
                 raise DomainEvalError(f"{where}: only a list can be sliced, not {_kind(obj)}")
@@ -314,7 +322,7 @@ class _Evaluator:
         for v in node.values:
             x = self.eval(v, local)
             if type(x) is not bool:
-                raise DomainEvalError(f"{ast.unparse(v)}: 'and' / 'or' need True or False, got {_kind(x)}")
+                raise DomainEvalError(f"{_text(v)}: 'and' / 'or' need True or False, got {_kind(x)}")
             if x is want:
                 return want
         return not want
@@ -323,16 +331,16 @@ class _Evaluator:
         x = self.eval(node.operand, local)
         if isinstance(node.op, ast.Not):
             if type(x) is not bool:
-                raise DomainEvalError(f"{ast.unparse(node)}: 'not' needs True or False, got {_kind(x)}")
+                raise DomainEvalError(f"{_text(node)}: 'not' needs True or False, got {_kind(x)}")
             return not x
         if not _number(x):
-            raise DomainEvalError(f"{ast.unparse(node)}: a sign needs a number, got {_kind(x)}")
+            raise DomainEvalError(f"{_text(node)}: a sign needs a number, got {_kind(x)}")
         return -x if isinstance(node.op, ast.USub) else x
 
     def _BinOp(self, node: ast.BinOp, local: dict[str, Any]) -> Any:
         a, b = self.eval(node.left, local), self.eval(node.right, local)
         if not (_number(a) and _number(b)):
-            raise DomainEvalError(f"{ast.unparse(node)}: arithmetic needs numbers, got {_kind(a)} and {_kind(b)}")
+            raise DomainEvalError(f"{_text(node)}: arithmetic needs numbers, got {_kind(a)} and {_kind(b)}")
         op = node.op
         try:
             if isinstance(op, ast.Add):
@@ -347,9 +355,9 @@ class _Evaluator:
                 return a // b
             return a % b
         except ZeroDivisionError:
-            raise DomainEvalError(f"{ast.unparse(node)}: division by zero") from None
+            raise DomainEvalError(f"{_text(node)}: division by zero") from None
         except OverflowError:
-            raise DomainEvalError(f"{ast.unparse(node)}: the number is too large") from None
+            raise DomainEvalError(f"{_text(node)}: the number is too large") from None
 
     def _Compare(self, node: ast.Compare, local: dict[str, Any]) -> Any:
         left = self.eval(node.left, local)
@@ -372,15 +380,15 @@ class _Evaluator:
         if isinstance(op, (ast.In, ast.NotIn)):
             if isinstance(b, str):
                 if not isinstance(a, str):
-                    raise DomainEvalError(f"{ast.unparse(node)}: only a string can be in a string")
+                    raise DomainEvalError(f"{_text(node)}: only a string can be in a string")
                 found = a in b
             elif isinstance(b, (list, tuple, dict, set)):
                 try:
                     found = a in b
                 except TypeError:
-                    raise DomainEvalError(f"{ast.unparse(node)}: {_kind(a)} cannot be a key") from None
+                    raise DomainEvalError(f"{_text(node)}: {_kind(a)} cannot be a key") from None
             else:
-                raise DomainEvalError(f"{ast.unparse(node)}: 'in' needs a list, dict or string, got {_kind(b)}")
+                raise DomainEvalError(f"{_text(node)}: 'in' needs a list, dict or string, got {_kind(b)}")
             return found if isinstance(op, ast.In) else not found
         if (_number(a) and _number(b)) or (type(a) is str and type(b) is str):
             if isinstance(op, ast.Lt):
@@ -390,7 +398,7 @@ class _Evaluator:
             if isinstance(op, ast.Gt):
                 return a > b
             return a >= b
-        raise DomainEvalError(f"{ast.unparse(node)}: cannot order {_kind(a)} and {_kind(b)}")
+        raise DomainEvalError(f"{_text(node)}: cannot order {_kind(a)} and {_kind(b)}")
 
     # comprehensions and calls ------------------------------------------------------------
     def _items(self, value: Any, where: str) -> list[Any]:
@@ -410,14 +418,14 @@ class _Evaluator:
                 out.append(self.eval(node.elt, scope))
                 return
             gen = node.generators[i]
-            for item in self._items(self.eval(gen.iter, scope), ast.unparse(gen.iter)):
+            for item in self._items(self.eval(gen.iter, scope), _text(gen.iter)):
                 inner = dict(scope)
                 self._bind(gen.target, item, inner)
                 ok = True
                 for cond in gen.ifs:
                     c = self.eval(cond, inner)
                     if type(c) is not bool:
-                        raise DomainEvalError(f"{ast.unparse(cond)}: an 'if' filter needs True or False")
+                        raise DomainEvalError(f"{_text(cond)}: an 'if' filter needs True or False")
                     if not c:
                         ok = False
                         break
@@ -433,7 +441,7 @@ class _Evaluator:
             return
         assert isinstance(target, ast.Tuple)
         if not isinstance(item, (list, tuple)) or len(item) != len(target.elts):
-            raise DomainEvalError(f"cannot unpack {_kind(item)} into {ast.unparse(target)}")
+            raise DomainEvalError(f"cannot unpack {_kind(item)} into {_text(target)}")
         for e, x in zip(target.elts, item):
             scope[e.id] = x  # type: ignore[attr-defined]
 
@@ -442,7 +450,7 @@ class _Evaluator:
 
     def _Call(self, node: ast.Call, local: dict[str, Any]) -> Any:
         f = node.func
-        where = ast.unparse(node)
+        where = _text(node)
         if isinstance(f, ast.Attribute):
             obj = self.eval(f.value, local)
             if not isinstance(obj, dict):

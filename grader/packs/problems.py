@@ -249,6 +249,9 @@ class CornerSpec(_Strict):
     options: dict[str, Any] = Field(default_factory=dict, description="generator options for these vectors "
                                     "(merged over the generator's options)")
     says: str = Field(min_length=3, description="what these vectors add, in one sentence")
+    real: bool = Field(False, description="real-size corners, held to what [generator.real] vectors are: "
+                       "ids rc.., answered by the reference alone, and the simulator must run out of time "
+                       "on each; unlike [generator.real], their options never draw a Q&A item")
 
 
 class GeneratorSpec(_Strict):
@@ -266,21 +269,28 @@ class GeneratorSpec(_Strict):
     real: RealSpec | None = Field(
         None, description="real-size hidden vectors drawn in addition to the hidden_count small ones"
     )
-    corners: CornerSpec | None = Field(
-        None, description="hidden vectors drawn in addition, with options of their own (never shown in a prompt)"
+    corners: list[CornerSpec] = Field(
+        default_factory=list,
+        description="hidden vectors drawn in addition, with options of their own (never shown in a prompt): "
+        "one [generator.corners] table or several [[generator.corners]] sets",
     )
+
+    @field_validator("corners", mode="before")
+    @classmethod
+    def _one_or_more_corner_sets(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
 
     @property
     def seeds(self) -> list[int]:
         """Every seed of the code-mode vectors: hidden, visible, real, corners."""
         return ([self.hidden_seed, self.visible_seed] + ([self.real.seed] if self.real else [])
-                + ([self.corners.seed] if self.corners else []))
+                + [c.seed for c in self.corners])
 
     @model_validator(mode="after")
     def _seeds(self) -> "GeneratorSpec":
         seeds = self.seeds
         if len(set(seeds)) != len(seeds):
-            raise ValueError("hidden_seed, visible_seed, real.seed and corners.seed must all differ")
+            raise ValueError("hidden_seed, visible_seed, real.seed and each corners.seed must all differ")
         if self.hidden_count < MIN_HIDDEN and not self.small_input_space:
             raise ValueError(
                 f"hidden_count {self.hidden_count} < {MIN_HIDDEN}: raise it or explain in small_input_space"

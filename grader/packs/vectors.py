@@ -5,7 +5,8 @@ Vectors are computed on the host, deterministically (case ``i`` of a seed always
 covers the spec, signature, generator, seeds and the reference code. Hidden vectors are used for
 grading only; they never appear in a prompt, in the sandbox image or in a log a model could see:
 the main draw (ids ``h..``), the corners drawn with options of their own (``c..``,
-``[generator.corners]``) and the real-size ones (``r..``, ``[generator.real]``). Visible vectors
+``[generator.corners]``; ``rc..`` for a real-size corner set) and the real-size ones (``r..``,
+``[generator.real]``). Visible vectors
 are drawn separately (their own seed) and shown in the prompt as examples.
 
 **Instance seeds.** The seeds in ``problem.toml`` give the release's instances, the ones every
@@ -238,8 +239,6 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
     if instance_seed is not None and which not in _SEEDED:
         raise ValueError(f"the {which} vectors are the release's for every instance seed")
     spec = problem.data
-    gen = problem.generator_fn
-    ref = problem.reference_fn
     options = dict(spec.generator.options)
     if which == "hidden":
         seed, count, prefix = spec.generator.hidden_seed, spec.generator.hidden_count, "h"
@@ -250,11 +249,9 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
         seed, count, prefix = real.seed, real.count, "r"
         options.update(real.options)
     elif which == "corners":
-        corners = spec.generator.corners
-        if corners is None:
-            return ()
-        seed, count, prefix = corners.seed, corners.count, "c"
-        options.update(corners.options)
+        return tuple(v for c, prefix in zip(spec.generator.corners, corner_prefixes(spec.generator.corners))
+                     for v in _draw(problem, which, c.seed, c.count, prefix, {**options, **c.options},
+                                    exclude, instance_seed))
     elif which == "qa":
         if spec.qa is None:
             raise PackError(problem.dir / "problem.toml", "no [qa] seed: the problem has no Q&A instances", "qa")
@@ -262,6 +259,25 @@ def generate(problem: Problem, which: str, exclude: set[str] | None = None,
         count = 5 if count is None else count
     else:
         seed, count, prefix = spec.generator.visible_seed, spec.generator.visible_count, "v"
+    return _draw(problem, which, seed, count, prefix, options, exclude, instance_seed, start)
+
+
+def corner_prefixes(corners: Any) -> list[str]:
+    """The id prefix of each corner set: ``c`` for the first small one, ``c1-``, ``c2-``... after
+    it, and ``rc``, ``rc1-``... for the real-size ones (:func:`is_real` holds for those)."""
+    out, seen = [], {False: 0, True: 0}
+    for c in corners:
+        k = seen[c.real]
+        seen[c.real] += 1
+        out.append(("rc" if c.real else "c") + (f"{k}-" if k else ""))
+    return out
+
+
+def _draw(problem: Problem, which: str, seed: int, count: int, prefix: str, options: dict[str, Any],
+          exclude: set[str] | None, instance_seed: int | None, start: int = 0) -> tuple[Vector, ...]:
+    spec = problem.data
+    gen = problem.generator_fn
+    ref = problem.reference_fn
     seed = derive_seed(instance_seed, problem, which, seed)
     names = [p.name for p in spec.signature.params]
     real_options = {**options, **spec.generator.real.options} if which == "qa" and spec.generator.real else None
@@ -307,7 +323,7 @@ def generate_hidden(problem: Problem, *, instance_seed: int | None = None,
 
 
 def is_real(v: Vector) -> bool:
-    """A real-size hidden vector (drawn from ``[generator.real]``)."""
+    """A real-size hidden vector (drawn from ``[generator.real]``, or a real-size corner set)."""
     return v.id.startswith("r")
 
 

@@ -45,14 +45,25 @@ from grader.packs.vectors import seed_words
 from grader.reward.core import DEFAULT_BATCH, Completion, RewardBatch, Rewarder, completion_text
 
 _DEFAULT: Rewarder | None = None
+_DEFAULT_ENV: tuple[str | None, ...] = ()
 _DEFAULT_LOCK = threading.Lock()
+# the settings the shared Rewarder is made from: when one of them changes, the next call makes a
+# new one (a trainer that sets PERFGRADE_PACKS after a first reward is graded with its packs)
+_ENV_KEYS = ("PERFGRADE_REWARD_ENGINE", "PERFGRADE_REWARD_BATCH", "PERFGRADE_REWARD_PARTIAL",
+             "PERFGRADE_REWARD_INSTANCE_SEED", "PERFGRADE_PACKS", "RAY_ADDRESS")
 
 
 def default_rewarder() -> Rewarder:
-    """The process's shared Rewarder, made on first use from the environment."""
-    global _DEFAULT
+    """The process's shared Rewarder, made on first use from the environment, and made again
+    when the environment it was made from has changed."""
+    global _DEFAULT, _DEFAULT_ENV
+    env = tuple(os.environ.get(k) for k in _ENV_KEYS)
     with _DEFAULT_LOCK:
+        if _DEFAULT is not None and env != _DEFAULT_ENV:
+            _DEFAULT.close()
+            _DEFAULT = None
         if _DEFAULT is None:
+            _DEFAULT_ENV = env
             engine = os.environ.get("PERFGRADE_REWARD_ENGINE", "local")
             batch = int(os.environ.get("PERFGRADE_REWARD_BATCH", DEFAULT_BATCH))
             partial = os.environ.get("PERFGRADE_REWARD_PARTIAL", "") in ("1", "true", "yes")

@@ -138,6 +138,7 @@ class Rewarder:
             "code": self._grade_code, "qa": self._grade_qa}
         self._problems: dict[str, Problem] = {}
         self._hidden: dict[str, tuple] = {}
+        self._qa: dict[tuple[str, int], dict] = {}  # (problem, items per kind) -> its Q&A items by id
         self._lock = threading.Lock()
         self.run_id = f"reward-{uuid.uuid4().hex[:10]}"
         self._memory_mb = max((p.sandbox_limits(self.base_limits).memory_mb for p in catalog.problems()),
@@ -313,8 +314,14 @@ class Rewarder:
             if problem.data.qa is None:
                 raise ConfigError(f"{problem.qualified_id} has no [qa] table: it has no Q&A items")
             index = int(item_id[1:].split(".")[-1]) if item_id[1:].replace(".", "").isdigit() else -1
-            items = {it.id: it for it in qa_items(problem, self.hidden(problem), max(5, index + 1),
-                                                  instance_seed=self.instance_seed)}
+            key = (problem.qualified_id, max(5, index + 1))
+            with self._lock:
+                items = self._qa.get(key)
+            if items is None:  # drawn once per rewarder: a trainer asks for the same items every step
+                items = {it.id: it for it in qa_items(problem, self.hidden(problem), key[1],
+                                                      instance_seed=self.instance_seed)}
+                with self._lock:
+                    self._qa[key] = items
             if item_id not in items:
                 raise ConfigError(f"{problem.qualified_id} has no Q&A item {item_id!r}")
             out.append([grade_answer(items[item_id], extract_answer(t)) for t in texts])

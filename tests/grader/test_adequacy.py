@@ -263,6 +263,37 @@ def test_corner_vectors_make_the_hidden_set_adequate(adequacy_copy):
     assert all(m["ok"] for m in out["adequacy"])
 
 
+def test_corner_sets_small_and_real_size_leave_the_qa_items_alone(adequacy_copy):
+    """Several corner sets, one of them real-size: ids c.., c1-.., rc..; the real-size ones count
+    as real (the validator's analytical check and budgets take them so), and no corner set moves a
+    Q&A item (those come from the main and [generator.real] options only)."""
+    from grader.packs.vectors import generate, generate_hidden, is_real
+
+    _edit(adequacy_copy, 'visible_seed = 32\n',
+          'visible_seed = 32\n\n[generator.real]\nseed = 35\ncount = 3\noptions = { ragged = true }\n')
+    (before,) = load_pack(adequacy_copy).problems
+    qa_before = generate(before, "qa", count=6)
+    sets = ('\n[[generator.corners]]\nseed = 36\ncount = 4\noptions = { ragged = true }\nsays = "ragged tiles"\n'
+            '\n[[generator.corners]]\nseed = 37\ncount = 3\noptions = { large = true }\nreal = true\n'
+            'says = "sizes past 2^31, at real size"\n'
+            '\n[[generator.corners]]\nseed = 38\ncount = 2\noptions = { ragged = true, large = true }\n'
+            'says = "ragged tiles past 2^31"\n')
+    _edit(adequacy_copy, '[qa]\n', sets + '\n[qa]\n')
+    (after,) = load_pack(adequacy_copy).problems
+    assert [c.real for c in after.data.generator.corners] == [False, True, False]
+    hidden = generate_hidden(after)
+    ids = [v.id for v in hidden]
+    assert ids == [f"h{i:02d}" for i in range(50)] + ["c0", "c1", "c2", "c3", "rc0", "rc1", "rc2", "c1-0", "c1-1",
+                                                      "r0", "r1", "r2"]
+    assert [v.id for v in hidden if is_real(v)] == ["rc0", "rc1", "rc2", "r0", "r1", "r2"]
+    assert all(v.args[0] >= 2 ** 31 for v in hidden if v.id.startswith("rc"))
+    assert generate(after, "qa", count=6) == qa_before
+    assert generate(after, "real") == generate(before, "real")
+    # an instance seed redraws each set from a stream of its own
+    fresh = generate_hidden(after, instance_seed=5)
+    assert [v.id for v in fresh] == ids and [v.args for v in fresh] != [v.args for v in hidden]
+
+
 def test_a_partial_model_must_be_right_where_its_rule_says(adequacy_copy):
     _edit(adequacy_copy, 'rule = "n % t == 0"', 'rule = "n >= 1"')
     report, checks = _report(adequacy_copy)

@@ -108,6 +108,26 @@ def test_local_rewards_match_the_verdicts_and_the_trainers_adapters_return_them(
         module.close_default_rewarder()
 
 
+def test_the_shared_rewarder_follows_the_environment_it_is_made_from(monkeypatch):
+    """A process that graded once (an environment's reward, a first verl step) and then sets
+    PERFGRADE_PACKS is graded with those packs: the shared Rewarder is made again."""
+    from grader.reward import adapters
+
+    monkeypatch.delenv("PERFGRADE_PACKS", raising=False)
+    monkeypatch.setenv("PERFGRADE_REWARD_ENGINE", "local")
+    try:
+        first = adapters.default_rewarder()
+        assert adapters.default_rewarder() is first  # unchanged environment: the same one
+        assert "tiny-pack" not in first.catalog.packs
+        monkeypatch.setenv("PERFGRADE_PACKS", str(TINY_PACK))
+        second = adapters.default_rewarder()
+        assert second is not first and "tiny-pack" in second.catalog.packs
+        assert adapters.verl_compute_score(data_source="perfgrade/tiny-pack", solution_str=fenced(CORRECT),
+                                           ground_truth="tiny-pack/sound", extra_info={}) == 1.0
+    finally:
+        adapters.close_default_rewarder()
+
+
 # ------------------------------------------------------------------------------------------
 # Q&A answers as rewards (no code runs)
 # ------------------------------------------------------------------------------------------
@@ -139,6 +159,29 @@ def test_qa_answers_are_rewarded_on_the_host_and_mixed_batches_keep_their_order(
         assert mixed.verdicts == ["correct", "pass", "wrong_answer"] and mixed.rewards == [1.0, 1.0, 0.0]
         with pytest.raises(Exception, match="keyed pack/id:item"):
             r.score(p.qualified_id, [right], mode="qa")
+
+
+def test_a_rewarder_draws_a_problems_qa_items_once(monkeypatch):
+    """A trainer asks for the same items every step: they are drawn on the first call only (drawing
+    them runs the generator and the reference), and the cached items grade exactly as fresh ones."""
+    import json
+
+    from grader.packs import qa as qa_module
+    from grader.packs import vectors
+    from grader.packs.problems import Catalog
+    from grader.reward import Rewarder
+
+    cat = Catalog([ROOT / "problems" / "perf-core"])
+    p = cat.find("perf-core/f4-gemm-dram-traffic")
+    items = qa_module.qa_items(p, vectors.load(p).hidden, 5)
+    calls = []
+    real = qa_module.qa_items
+    monkeypatch.setattr(qa_module, "qa_items", lambda *a, **k: calls.append(a[0].qualified_id) or real(*a, **k))
+    with Rewarder(catalog=cat) as r:
+        for it in items[:3]:
+            right = f"```json\n{json.dumps(it.expected)}\n```"
+            assert r.score(f"{p.qualified_id}:{it.id}", [right, "no idea"], mode="qa").verdicts == ["correct", "no_answer"]
+    assert calls == [p.qualified_id]
 
 
 def test_trl_adapter_grades_the_whole_assistant_turn_logs_verdicts_and_needs_no_engine_for_qa(monkeypatch):

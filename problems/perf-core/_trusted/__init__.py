@@ -17,6 +17,8 @@ from . import (
     ranking,
     roofline,
     samplers,
+    samplers_f1_f7,
+    samplers_f8_f17,
     systolic,
     tiles,
     workload,
@@ -26,4 +28,4 @@ _MODULES = (workload, roofline, tiles, loopnest, cycles, energy, systolic, maest
 
 REFERENCES = merge(_MODULES, "REFERENCES")
 GENERATORS = merge(_MODULES, "GENERATORS")
-SAMPLERS = merge((samplers,), "SAMPLERS")  # domain samplers, written apart from the generators
+SAMPLERS = merge((samplers, samplers_f1_f7, samplers_f8_f17), "SAMPLERS")  # domain samplers, written apart from the generators

@@ -62,7 +62,15 @@ def mha_prefill_decode(model: dict[str, Any], precision: dict[str, Any], run: di
     }
 
 
-def gen_mha(rng: np.random.Generator) -> dict[str, Any]:
+_ODD_BITS = (1, 2, 3, 5, 6, 7, 9, 10, 12)
+
+
+def gen_mha(rng: np.random.Generator, odd_bits: bool = False, large: bool = False) -> dict[str, Any]:
+    """A real layer shape, a batch and a log-uniform prompt length. ``odd_bits`` redraws the
+    bit widths among sub-byte and odd ones and the layer as a small odd one, so the packed byte
+    counts round up (except where ``large`` redraws the run instead: half of the time, an odd
+    batch to 2^12 and an odd prompt of 2^14..2^26 tokens on the real layer with an odd d_ff,
+    FLOPs past 2^53)."""
     head_dim = int(rng.choice((16, 32, 64, 64, 128)))
     n_heads = int(rng.choice((1, 2, 4, 8, 12, 16, 32)))
     d = head_dim * n_heads
@@ -71,6 +79,15 @@ def gen_mha(rng: np.random.Generator) -> dict[str, Any]:
     precision = {"weight_bits": int(rng.choice((4, 8, 16, 16))), "kv_bits": int(rng.choice((4, 8, 16, 16)))}
     run = {"batch": int(rng.choice((1, 1, 2, 4, 8, 16, 32))),
            "prompt_len": _log_uniform_int(rng, 1, 8192)}
+    if odd_bits:
+        precision = {"weight_bits": int(rng.choice(_ODD_BITS)), "kv_bits": int(rng.choice(_ODD_BITS))}
+    if large and rng.random() < 0.5:  # an odd d_ff and odd sizes: FLOPs with more than 53 significant bits
+        run = {"batch": int(2 ** rng.uniform(4, 12)) | 1, "prompt_len": int(2 ** rng.uniform(14, 26)) | 1}
+        model["d_ff"] |= 1
+    elif odd_bits:  # a small odd layer: with a multiple of 16 as d_model every count fills whole bytes
+        heads = int(rng.choice((1, 3)))
+        model = {"d_model": heads * int(rng.choice((1, 3, 5, 7))), "n_heads": heads,
+                 "d_ff": int(rng.choice((1, 3, 9, 11, 33)))}
     return {"model": model, "precision": precision, "run": run}
 
 
@@ -133,9 +150,12 @@ _HW = ((50_000, 400), (125_000, 900), (312_000, 2039), (197_000, 819), (989_000,
        (1_000, 500), (4_000, 200))
 
 
-def gen_gqa(rng: np.random.Generator, max_gen: int = 256) -> dict[str, Any]:
+def gen_gqa(rng: np.random.Generator, max_gen: int = 256, odd_bits: bool = False, large: bool = False) -> dict[str, Any]:
     """Models from tiny to large, GQA ratios from MHA to MQA, gated and plain MLPs, batches large
-    enough that decode steps cross from memory- to compute-bound, short and long prompts."""
+    enough that decode steps cross from memory- to compute-bound, short and long prompts.
+    ``odd_bits`` draws sub-byte and odd bit widths and an odd head_dim, d_model and d_ff (the
+    packed bytes round up); ``large`` redraws half of the runs with odd prompts of 2^14..2^24
+    tokens (FLOPs past 2^53)."""
     hd = int(rng.choice((32, 64, 64, 128, 128)))
     heads = int(rng.choice((4, 8, 12, 16, 32, 40, 64)))
     kv_choices = [g for g in (1, 2, 4, 8, heads) if heads % g == 0]
@@ -150,6 +170,13 @@ def gen_gqa(rng: np.random.Generator, max_gen: int = 256) -> dict[str, Any]:
     run = {"batch": int(rng.choice((1, 1, 2, 4, 8, 32, 64, 128, 256, 512))),
            "prompt_len": _log_uniform_int(rng, 1, 8192),
            "gen_tokens": int(rng.integers(1, max_gen + 1))}
+    if odd_bits:
+        precision = {"weight_bits": int(rng.choice(_ODD_BITS)), "kv_bits": int(rng.choice(_ODD_BITS))}
+        model.update(head_dim=int(rng.choice((1, 3, 5, 7, 9))), d_model=int(rng.choice((3, 5, 7, 9, 15))),
+                     d_ff=int(rng.choice((1, 3, 9, 11, 33))), n_layers=int(rng.choice((1, 3, 5))))
+    if large and rng.random() < 0.5:
+        run["prompt_len"] = int(2 ** rng.uniform(14, 24)) | 1
+        run["batch"] |= 1
     peak, bw = _HW[int(rng.integers(len(_HW)))]
     if run["gen_tokens"] > 1 and rng.random() < 0.4:
         # put the ridge point between the intensities of the first and the last decode step, so

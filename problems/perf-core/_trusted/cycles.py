@@ -76,21 +76,32 @@ def _axis(rng: np.random.Generator, layer: dict[str, int], dims: list[str], size
     return out
 
 
-def gen_pe_array(rng: np.random.Generator) -> dict[str, Any]:
+def _large_layer(rng: np.random.Generator) -> dict[str, int]:
+    """Loop bounds log-uniform up to 2^20 (filters to 2^10), so MACs and cycles pass 2^31 and often 2^53."""
+    layer = {d: int(2 ** rng.uniform(0, 20)) for d in ("N", "K", "C", "P", "Q")}
+    layer.update({d: int(2 ** rng.uniform(0, 10)) for d in ("R", "S")})
+    return layer
+
+
+def gen_pe_array(rng: np.random.Generator, large: bool = False) -> dict[str, Any]:
     """A conv layer and a rows x cols array with one or two dimensions per axis; sizes that do not
-    divide the unrolling (edge folds) are the rule, not the exception."""
+    divide the unrolling (edge folds) are the rule, not the exception. ``large`` draws the loop
+    bounds log-uniform up to 2^20 instead (counts past 2^31 and 2^53)."""
     while True:
-        r = int(rng.choice((1, 3, 3, 5, 7)))
-        layer = {
-            "N": int(rng.choice((1, 1, 2, 3, 4))),
-            "K": int(rng.integers(3, 130)),
-            "C": int(rng.choice((3, int(rng.integers(4, 97))))),
-            "P": int(rng.integers(1, 57)),
-            "Q": 0,
-            "R": r,
-            "S": r if rng.random() < 0.8 else int(rng.choice((1, 3, 5))),
-        }
-        layer["Q"] = layer["P"] if rng.random() < 0.6 else int(rng.integers(1, 57))
+        if large:
+            layer = _large_layer(rng)
+        else:
+            r = int(rng.choice((1, 3, 3, 5, 7)))
+            layer = {
+                "N": int(rng.choice((1, 1, 2, 3, 4))),
+                "K": int(rng.integers(3, 130)),
+                "C": int(rng.choice((3, int(rng.integers(4, 97))))),
+                "P": int(rng.integers(1, 57)),
+                "Q": 0,
+                "R": r,
+                "S": r if rng.random() < 0.8 else int(rng.choice((1, 3, 5))),
+            }
+            layer["Q"] = layer["P"] if rng.random() < 0.6 else int(rng.integers(1, 57))
         array = {"rows": int(rng.choice(_ARRAY_SIZES)), "cols": int(rng.choice(_ARRAY_SIZES)),
                  "clock_mhz": int(rng.choice((200, 500, 700, 800, 1000, 1200)))}
         dims = list(rng.permutation(("K", "C", "P", "Q", "R", "S", "N")))
@@ -218,10 +229,11 @@ def _throttled_level(rng: np.random.Generator, name: str, inst: int, c: int, tar
     }
 
 
-def gen_throttled(rng: np.random.Generator, max_levels: int = 4) -> dict[str, Any]:
+def gen_throttled(rng: np.random.Generator, max_levels: int = 4, large: bool = False) -> dict[str, Any]:
     """Levels throttled by their read, write or shared port, or not at all; two levels tie for
-    the slowest in some cases; counts are totals over many instances at the inner levels."""
-    c = int(rng.integers(500, 200_000))
+    the slowest in some cases; counts are totals over many instances at the inner levels.
+    ``large`` draws the compute cycles log-uniform in 2^44..2^49 (counts past 2^53)."""
+    c = int(2 ** rng.uniform(44, 49)) if large else int(rng.integers(500, 200_000))
     n_levels = int(rng.integers(2, max_levels + 1))
     chosen = sorted(rng.choice(len(_LEVELS), size=n_levels, replace=False).tolist())
     kinds = ("none", "read", "write", "shared", "shared")

@@ -191,11 +191,12 @@ def _count(rng: Any, scale: int, block: int) -> int:
     return int(rng.integers(1, scale + 1))
 
 
-def gen_action_energy(rng: Any) -> dict[str, Any]:
+def gen_action_energy(rng: Any, large: bool = False) -> dict[str, Any]:
     """Two to four levels, counts that are rarely multiples of the block, tensors absent from a
-    level (all zero), reads and writes at different energies."""
+    level (all zero), reads and writes at different energies. ``large`` draws the MAC count
+    (and so the scale of the access counts) at 10^15..10^18, past 2^53."""
     names = _pick(rng, _LEVEL_NAMES)
-    macs = _log_int(rng, 2, 7)
+    macs = _log_int(rng, 15, 18) if large else _log_int(rng, 2, 7)
     arch_levels, acc_levels = [], []
     for lv, name in enumerate(names):
         kind = "DRAM" if name == "DRAM" else ("RF" if lv == 0 else "GB")

@@ -412,18 +412,26 @@ def ref_pe_array_accesses(gemm: dict[str, Any], hierarchy: dict[str, Any]) -> di
     return out
 
 
-def gen_pe_array_accesses(rng: Any, values: Sequence[int] = (2, 4, 6, 8, 12, 16, 24, 32), max_pes: int = 64) -> dict[str, Any]:
+def gen_pe_array_accesses(rng: Any, values: Sequence[int] = (2, 4, 6, 8, 12, 16, 24, 32), max_pes: int = 64,
+                          no_fanout: float = 0.0, split_spatial: float = 0.0) -> dict[str, Any]:
     """Four levels, a PE array fanned out below the GB (each PE has an L1 and an RF), bypass
-    lists everywhere: multicast, spatial reduction and per-PE replication all show up."""
+    lists everywhere: multicast, spatial reduction and per-PE replication all show up. With
+    probability ``no_fanout`` there is no spatial loop (one PE); ``split_spatial`` is the chance
+    that a spatial factor is split over two loops of its dimension."""
     gemm = _gemm_dims(rng, values)
     dims = ("M", "N", "K")
     unrolled = [d for d in dims if rng.random() < 0.6] or [_pick(rng, dims)]
+    if no_fanout and rng.random() < no_fanout:
+        unrolled = []
     spatial, pes = [], 1
     for d in unrolled:
         options = [f for f in _divisors(gemm[d]) if 1 < f and pes * f <= max_pes]
         if options:
             f = int(_pick(rng, options))
-            spatial.append([d, f])
+            if split_spatial and rng.random() < split_spatial and len(_divisors(f)) > 2:
+                spatial += [[d, x] for x in _split(rng, f, 2)]
+            else:
+                spatial.append([d, f])
             pes *= f
     rest = {d: gemm[d] // prod(f for dd, f in spatial if dd == d) for d in dims}
     split = {d: _shares(rng, rest[d], 4) for d in dims}
@@ -484,10 +492,21 @@ def _small(values: Sequence[int], limit: int) -> list[int]:
     return [v for v in values if v <= limit] or [1]
 
 
+def _with_big_channels(rng: Any, drawn: dict[str, Any], big_channels: int) -> dict[str, Any]:
+    """Multiply C by ``big_channels``, held whole by one more buffer loop at a random position
+    (tiles and reads then pass 2^31 and 2^53)."""
+    if big_channels > 1:
+        drawn["conv"]["C"] *= big_channels
+        buffer = drawn["mapping"]["buffer"]
+        buffer.insert(int(rng.integers(0, len(buffer) + 1)), ["C", int(big_channels)])
+    return drawn
+
+
 def gen_conv_input_delta(rng: Any, max_pq: int = 16, max_ck: int = 16, max_rs: int = 5,
-                         max_dram_iters: int = 2048) -> dict[str, Any]:
+                         max_dram_iters: int = 2048, big_channels: int = 1) -> dict[str, Any]:
     """Unit stride: the halo overlap between consecutive tiles, window resets when an outer loop
-    wraps, filter loops at DRAM (R/S tiles), channel and filter loops in between."""
+    wraps, filter loops at DRAM (R/S tiles), channel and filter loops in between
+    (``big_channels``: see _with_big_channels)."""
     while True:
         one_d = rng.random() < 0.3
         conv = {
@@ -500,12 +519,13 @@ def gen_conv_input_delta(rng: Any, max_pq: int = 16, max_ck: int = 16, max_rs: i
         }
         mapping = _conv_mapping(rng, conv, max_dram_iters)
         if mapping is not None:
-            return {"conv": conv, "mapping": mapping}
+            return _with_big_channels(rng, {"conv": conv, "mapping": mapping}, big_channels)
 
 
 def gen_strided_input_delta(rng: Any, max_pq: int = 12, max_ck: int = 8, max_rs: int = 5,
-                            max_dram_iters: int = 2048) -> dict[str, Any]:
-    """Strides and dilations that leave gaps inside a tile (exact footprint < bounding box)."""
+                            max_dram_iters: int = 2048, big_channels: int = 1) -> dict[str, Any]:
+    """Strides and dilations that leave gaps inside a tile (exact footprint < bounding box)
+    (``big_channels``: see _with_big_channels)."""
     while True:
         one_d = rng.random() < 0.4
         conv = {
@@ -520,7 +540,7 @@ def gen_strided_input_delta(rng: Any, max_pq: int = 12, max_ck: int = 8, max_rs:
         }
         mapping = _conv_mapping(rng, conv, max_dram_iters)
         if mapping is not None:
-            return {"conv": conv, "mapping": mapping}
+            return _with_big_channels(rng, {"conv": conv, "mapping": mapping}, big_channels)
 
 
 # ------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ Every dimension has exactly one directive per level and every level exactly one 
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -99,7 +100,7 @@ def directive_iterations(dims: dict[str, Any], dataflow: list[dict[str, Any]], n
     lvl = analyse(dims, dataflow, num_pes)["levels"][0]
     return {
         "iterations": lvl["iterations"],
-        "total_steps": int(np.prod(lvl["iterations"])),
+        "total_steps": prod(lvl["iterations"]),
         "busy_pes": lvl["busy"],
         "utilization": lvl["utilization"],
     }
@@ -108,8 +109,8 @@ def directive_iterations(dims: dict[str, Any], dataflow: list[dict[str, Any]], n
 def cluster_iterations(dims: dict[str, Any], dataflow: list[dict[str, Any]], num_pes: int) -> dict[str, Any]:
     """F14 medium: two levels separated by one Cluster(n)."""
     outer, inner = analyse(dims, dataflow, num_pes)["levels"]
-    outer_steps = int(np.prod(outer["iterations"]))
-    inner_steps = int(np.prod(inner["iterations"]))
+    outer_steps = prod(outer["iterations"])
+    inner_steps = prod(inner["iterations"])
     return {
         "num_clusters": outer["units"],
         "inner_extents": inner["extents"],
@@ -169,24 +170,71 @@ def _level(rng: np.random.Generator, dims: dict[str, int], coarse: bool = False)
     return [_map(rng, "SpatialMap" if n == spatial else "TemporalMap", n, dims[n], coarse) for n in order]
 
 
-def gen_single_level(rng: np.random.Generator) -> dict[str, Any]:
-    """Three to five dimensions, one directive each, one SpatialMap, on 2..64 PEs."""
+def gen_single_level(rng: np.random.Generator, large: bool = False) -> dict[str, Any]:
+    """Three to five dimensions, one directive each, one SpatialMap, on 2..64 PEs. ``large``
+    draws the extents log-uniform in 2^14..2^24 (step counts past 2^31 and 2^53), the
+    SpatialMap's within 64 indices per PE, halving the largest temporal extent until the total
+    steps are under 2^62 (an int64)."""
     names = [_DIMS[i] for i in sorted(rng.choice(len(_DIMS), size=int(rng.integers(3, 6)), replace=False))]
-    dims = {n: _extent(rng, n) for n in names}
+    if large:
+        dims = {n: int(2 ** rng.uniform(14, 24)) for n in names}
+    else:
+        dims = {n: _extent(rng, n) for n in names}
     num_pes = int(rng.choice([2, 3, 4, 5, 6, 8, 12, 16, 32, 64]))
-    return {"dims": dims, "dataflow": _level(rng, dims), "num_pes": num_pes}
+    dataflow = _level(rng, dims)
+    if large:  # the SpatialMap's extent within 64 chunks of one index per PE: busy_pes stays short
+        for d in dataflow:
+            if d["kind"] == "SpatialMap":
+                dims[d["dim"]] = min(dims[d["dim"]], num_pes * 64)
+        units = {d["dim"]: d["offset"] * (num_pes if d["kind"] == "SpatialMap" else 1) for d in dataflow}
+        temporal = [d["dim"] for d in dataflow if d["kind"] == "TemporalMap"]
+        while prod(ceil_div(dims[n], units[n]) for n in dims) >= 1 << 62:  # total_steps stays an int64
+            big = max(temporal, key=lambda n: dims[n])
+            dims[big] //= 2
+    return {"dims": dims, "dataflow": dataflow, "num_pes": num_pes}
 
 
-def gen_two_levels(rng: np.random.Generator) -> dict[str, Any]:
+def _shrink_large(dims: dict[str, int], outer: list[dict[str, Any]], inner: list[dict[str, Any]],
+                  n: int, clusters: int) -> None:
+    """Keep a large two-level draw within what its outputs can carry: each SpatialMap within 64
+    chunks of one index per unit (busy lists stay short), and each level's steps under 2^62
+    (an int64), halving the largest extent of dims until they are."""
+    for d in outer:
+        if d["kind"] == "SpatialMap":
+            dims[d["dim"]] = min(dims[d["dim"]], clusters * 64)
+    inner_spatial = next(d["dim"] for d in inner if d["kind"] == "SpatialMap")
+    for d in outer:
+        if d["dim"] == inner_spatial and d["size"] > n * 64:
+            d["size"] = max(d["offset"], n * 64)
+
+    def steps(directives: list[dict[str, Any]], extents: dict[str, int], units: int) -> int:
+        return prod(map_iterations(d, extents[d["dim"]], units) for d in directives)
+
+    while True:
+        inner_dims = {d["dim"]: min(d["size"], dims[d["dim"]]) for d in outer}
+        if steps(outer, dims, clusters) < 1 << 62 and steps(inner, inner_dims, n) < 1 << 62:
+            return
+        big = max(dims, key=lambda k: dims[k])
+        dims[big] = max(1, dims[big] // 2)
+
+
+def gen_two_levels(rng: np.random.Generator, large: bool = False) -> dict[str, Any]:
     """Outer directives, Cluster(n), inner directives. Outer sizes below, at and above the extent
-    (so inner extents are clipped), sizes differing from offsets, partial spatial iterations."""
+    (so inner extents are clipped), sizes differing from offsets, partial spatial iterations.
+    ``large`` draws the extents log-uniform in 2^14..2^24 (step counts past 2^31 and 2^53),
+    then shrinks them as :func:`_shrink_large` says."""
     names = [_DIMS[i] for i in sorted(rng.choice(len(_DIMS), size=int(rng.integers(3, 5)), replace=False))]
-    dims = {n: _extent(rng, n) for n in names}
+    if large:
+        dims = {n: int(2 ** rng.uniform(14, 24)) for n in names}
+    else:
+        dims = {n: _extent(rng, n) for n in names}
     n = int(rng.choice([2, 3, 4, 6, 8, 16]))
     clusters = int(rng.choice([2, 3, 4, 5, 8]))
     outer = _level(rng, dims, coarse=True)
     inner_dims = {d["dim"]: min(d["size"], dims[d["dim"]]) for d in outer}
     inner = _level(rng, inner_dims)
+    if large:
+        _shrink_large(dims, outer, inner, n, clusters)
     return {"dims": dims, "dataflow": outer + [{"kind": "Cluster", "size": n}] + inner, "num_pes": n * clusters}
 
 

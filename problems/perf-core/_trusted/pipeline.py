@@ -54,16 +54,17 @@ def pipeline_latency(tiles: list[dict[str, Any]], dma: dict[str, Any], buffers: 
     }
 
 
-def gen_pipeline(rng: np.random.Generator, max_tiles: int = 24) -> dict[str, Any]:
+def gen_pipeline(rng: np.random.Generator, max_tiles: int = 24, large: bool = False) -> dict[str, Any]:
     """Tile streams that are load-, compute- or store-bound, phases that switch between them, one
-    to three buffer slots, transfer sizes that do not divide the bandwidth, setup costs."""
+    to three buffer slots, transfer sizes that do not divide the bandwidth, setup costs. ``large``
+    draws the base tile time log-uniform in 2^48..2^54 cycles (transfers past 2^53 cycles)."""
     n = int(rng.integers(1, max_tiles + 1)) if rng.random() < 0.9 else int(rng.integers(1, 4))
     dma = {"load_bytes_per_cycle": int(rng.choice((4, 8, 16, 32, 64))),
            "store_bytes_per_cycle": int(rng.choice((4, 8, 16, 32))),
            "setup_cycles": int(rng.choice((0, 1, 2, 5, 10, 20, 50)))}
     buffers = int(rng.choice((1, 2, 2, 2, 3)))
     regime = rng.choice(("load", "compute", "store", "mixed", "mixed"))
-    base = int(rng.integers(20, 400))
+    base = int(2 ** rng.uniform(48, 54)) if large else int(rng.integers(20, 400))
     tiles = []
     for _ in range(n):
         r = str(rng.choice(("load", "compute", "store"))) if regime == "mixed" else str(regime)
@@ -74,6 +75,9 @@ def gen_pipeline(rng: np.random.Generator, max_tiles: int = 24) -> dict[str, Any
             "compute_cycles": max(1, int(base * scale["compute"])),
             "store_bytes": max(1, int(base * scale["store"] * dma["store_bytes_per_cycle"] + rng.integers(-3, 4))),
         })
+        if large:  # the float products above are multiples of the bandwidth: make the transfers ragged
+            tiles[-1]["load_bytes"] += int(rng.integers(1, dma["load_bytes_per_cycle"]))
+            tiles[-1]["store_bytes"] += int(rng.integers(1, dma["store_bytes_per_cycle"]))
     return {"tiles": tiles, "dma": dma, "buffers": buffers}
 
 

@@ -93,9 +93,11 @@ def _log_int(rng: np.random.Generator, lo: int, hi: int) -> int:
     return int(rng.integers(a, b + 1)) if a <= b else lo
 
 
-def gen_gemm_roofline(rng: np.random.Generator, tie_fraction: float = 0.3) -> dict[str, Any]:
+def gen_gemm_roofline(rng: np.random.Generator, tie_fraction: float = 0.3,
+                      max_dim: int = 4096) -> dict[str, Any]:
     """A GEMM and a machine. A share of the cases sits exactly on the ridge point (a tie); the
-    rest mix compute- and memory-bound cases, odd sizes and 4-bit tensors (byte rounding)."""
+    rest mix compute- and memory-bound cases, odd sizes and 4-bit tensors (byte rounding), with
+    M, N and K up to `max_dim` (past 2^17, FLOPs and bytes pass 2^53)."""
     if rng.random() < tie_fraction:
         while True:
             dims = [int(rng.choice([16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048]))
@@ -117,7 +119,7 @@ def gen_gemm_roofline(rng: np.random.Generator, tie_fraction: float = 0.3) -> di
                 mpc, clock, bw = options[int(rng.integers(len(options)))]
                 return {"gemm": gemm, "hw": {"macs_per_cycle": mpc, "clock_mhz": clock, "dram_gb_per_s": bw}}
     gemm = {
-        "M": _log_int(rng, 1, 4096), "N": _log_int(rng, 1, 4096), "K": _log_int(rng, 1, 4096),
+        "M": _log_int(rng, 1, max_dim), "N": _log_int(rng, 1, max_dim), "K": _log_int(rng, 1, max_dim),
         "input_bits": int(rng.choice(_BITS)), "weight_bits": int(rng.choice(_BITS)),
         "output_bits": int(rng.choice(_BITS)),
     }
@@ -202,19 +204,21 @@ def _split_bytes(rng: np.random.Generator, total: int, bits: dict[str, int]) -> 
 
 
 def gen_hierarchical_roofline(rng: np.random.Generator, tie_fraction: float = 0.45,
-                              max_levels: int = 4) -> dict[str, Any]:
-    """A kernel with traffic at 2..max_levels memory levels of mixed bandwidth units.
+                              max_levels: int = 4, min_levels: int = 2,
+                              max_macs: int = 10**11) -> dict[str, Any]:
+    """A kernel with traffic at min_levels..max_levels memory levels of mixed bandwidth units
+    (a random kernel performs up to `max_macs` MACs).
 
     Modes: a random kernel; compute tied exactly with the slowest level; two levels tied exactly
     for the slowest (and slower than compute)."""
     while True:
-        n_levels = int(rng.integers(2, max_levels + 1))
+        n_levels = int(rng.integers(min_levels, max_levels + 1))
         names = sorted(rng.choice(_LEVEL_NAMES, size=n_levels, replace=False).tolist(),
                        key=_LEVEL_NAMES.index)
         if "DRAM" not in names:
             names[-1] = "DRAM"
             names = sorted(set(names), key=_LEVEL_NAMES.index)
-            if len(names) < 2:
+            if len(names) < min(2, min_levels):
                 continue
         mpc = int(rng.choice(_MPC))
         clock = int(rng.choice(_CLOCKS))
@@ -231,10 +235,10 @@ def gen_hierarchical_roofline(rng: np.random.Generator, tie_fraction: float = 0.
         traffic = None
         if u < tie_fraction / 2:
             traffic, macs = _tie_compute(rng, bits, bws, peak)
-        elif u < tie_fraction:
+        elif u < tie_fraction and len(bws) >= 2:
             traffic, macs = _tie_levels(rng, bits, bws, peak)
         else:
-            macs = _log_int(rng, 1000, 10**11)
+            macs = _log_int(rng, 1000, max_macs)
             traffic = []
             for _ in names:
                 split = {t: _log_int(rng, 1, 10**8) if rng.random() < 0.85 else 0 for t in bits}

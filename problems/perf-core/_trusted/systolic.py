@@ -275,9 +275,11 @@ def gen_gemm_array_energy(rng: np.random.Generator, max_dim: int = 160) -> dict[
     return {"gemm": gemm, "array": array, "energy": energy}
 
 
-def gen_conv_array(rng: np.random.Generator, max_hw: int = 40) -> dict[str, Any]:
+def gen_conv_array(rng: np.random.Generator, max_hw: int = 40, large: bool = False) -> dict[str, Any]:
     """A conv layer (strides that often do not divide) and an array. About a third of the cases set
-    num_filters to the number of output pixels, which makes WS and IS tie exactly."""
+    num_filters to the number of output pixels, which makes WS and IS tie exactly. ``large`` draws
+    channels and num_filters log-uniform in 2^14..2^30 instead (cycles past 2^31 and 2^53), and
+    a third of those layers have a filter as large as the input (one output pixel)."""
     while True:
         fh = int(rng.choice([1, 1, 2, 3, 3, 5, 7]))
         fw = fh if rng.random() < 0.8 else int(rng.choice([1, 3, 5]))
@@ -298,6 +300,11 @@ def gen_conv_array(rng: np.random.Generator, max_hw: int = 40) -> dict[str, Any]
         "num_filters": int(rng.choice([1, 3, 8, 10, 16, 24, 32, 64, 100])),
         "stride": stride,
     }
+    if large:
+        layer["channels"] = int(2 ** rng.uniform(14, 30))
+        layer["num_filters"] = int(2 ** rng.uniform(14, 30))
+        if rng.random() < 0.35:  # the filter covers the input: one output pixel
+            layer["ifmap_h"], layer["ifmap_w"], p, q = fh, fw, 1, 1
     if rng.random() < 0.33:
         layer["num_filters"] = p * q
     return {"layer": layer, "array": _array(rng)}

@@ -163,9 +163,11 @@ def _factor(rng: np.random.Generator, choices: tuple[int, ...], p_one: float) ->
     return 1 if rng.random() < p_one else int(rng.choice(choices))
 
 
-def gen_gemm_tiles(rng: np.random.Generator, max_levels: int = 3) -> dict[str, Any]:
+def gen_gemm_tiles(rng: np.random.Generator, max_levels: int = 3, corner: bool = False) -> dict[str, Any]:
     """A GEMM, its per-level factors (spatial fan-out at one or two levels) and capacities drawn
-    near the boundaries where the conventions disagree."""
+    near the boundaries where the conventions disagree. ``corner`` draws _gemm_tiles_corner instead."""
+    if corner:
+        return _gemm_tiles_corner(rng, max_levels)
     n_levels = int(rng.integers(2, max_levels + 1))
     names = _LEVEL_NAMES[n_levels]
     levels = []
@@ -197,13 +199,46 @@ def gen_gemm_tiles(rng: np.random.Generator, max_levels: int = 3) -> dict[str, A
     return {"gemm": gemm, "precision": precision, "levels": [_ordered(lv) for lv in levels]}
 
 
+def _gemm_tiles_corner(rng: np.random.Generator, max_levels: int) -> dict[str, Any]:
+    """Corners of the GEMM tile domain: a single level, spatial fan-out at the innermost level,
+    levels that keep nothing, sub-byte widths on two tensors of one level, and (half the time)
+    factors up to 4096 whose tiles and bytes pass 2^31 and 2^53."""
+    n_levels = 1 if rng.random() < 0.3 else int(rng.integers(2, max_levels + 1))
+    large = rng.random() < 0.5
+    levels = []
+    for i in range(n_levels):
+        temporal = {d: (_factor(rng, (2, 3, 5, 7), 0.3) if not large else int(rng.integers(1, 4097)))
+                    for d in GEMM_DIMS}
+        spatial = {d: _factor(rng, (2, 3, 4, 8), 0.5) if (i == 0 or rng.random() < 0.5) else 1 for d in GEMM_DIMS}
+        keeps = [] if i < n_levels - 1 and rng.random() < 0.25 else _keeps(rng, rng.random() < 0.3)
+        levels.append({"name": f"L{i}", "temporal": temporal, "spatial": spatial, "keeps": keeps,
+                       "multiple_buffering": int(rng.choice((1, 2)))})
+    dram = {d: _factor(rng, (2, 3, 5), 0.5) for d in GEMM_DIMS}
+    gemm = {d: dram[d] * int(np.prod([lv["temporal"][d] * lv["spatial"][d] for lv in levels], dtype=object))
+            for d in GEMM_DIMS}
+    precision = {"input_bits": int(rng.choice((1, 3, 4, 5, 8))), "weight_bits": int(rng.choice((1, 3, 4, 5, 8))),
+                 "output_bits": int(rng.choice(_BITS)), "psum_bits": int(rng.choice((12, 20, 24, 31, 32)))}
+    for lv in levels:
+        lv["capacity_bytes"] = 1
+    probe = gemm_tile_footprint(gemm, precision, levels)
+    for i, lv in enumerate(levels):
+        req = probe["required_bytes"][i]
+        single = req // lv["multiple_buffering"]
+        options = [req, req - 1, single, 2 * req, req // 3] if single < req else [req, req - 1, 2 * req, req // 3]
+        lv["capacity_bytes"] = max(1, int(options[int(rng.integers(len(options)))]))
+    return {"gemm": gemm, "precision": precision, "levels": [_ordered(lv) for lv in levels]}
+
+
 def _ordered(level: dict[str, Any]) -> dict[str, Any]:
     return {k: level[k] for k in ("name", "capacity_bytes", "multiple_buffering", "keeps", "temporal", "spatial")}
 
 
-def gen_conv_tiles(rng: np.random.Generator, max_levels: int = 3) -> dict[str, Any]:
+def gen_conv_tiles(rng: np.random.Generator, max_levels: int = 3, corner: bool = False) -> dict[str, Any]:
     """A conv layer with stride and dilation (often sharing a factor, so the exact footprint has
-    holes and overlaps), filter rows split across levels, and capacities near the boundaries."""
+    holes and overlaps), filter rows split across levels, and capacities near the boundaries.
+    ``corner`` draws _conv_tiles_corner instead."""
+    if corner:
+        return _conv_tiles_corner(rng, max_levels)
     n_levels = int(rng.integers(2, max_levels + 1))
     names = _LEVEL_NAMES[n_levels]
     stride = int(rng.choice((1, 2, 2, 3, 4)))
@@ -256,6 +291,43 @@ def gen_conv_tiles(rng: np.random.Generator, max_levels: int = 3) -> dict[str, A
                 probe["input_exact"][i], precision["input_bits"])
             alt = req - lv["multiple_buffering"] * diff
         lv["capacity_bytes"] = _capacity(rng, req, single, alt)
+    return {"conv": conv, "precision": precision, "levels": [_ordered(lv) for lv in levels]}
+
+
+def _conv_tiles_corner(rng: np.random.Generator, max_levels: int) -> dict[str, Any]:
+    """Corners of the conv tile domain: a single level, spatial fan-out at the innermost level,
+    levels that keep nothing, sub-byte widths on two tensors of one level, stride and dilation
+    unequal and above 1 (holes and repeated rows), and (half the time) N, K and C factors up to
+    4096 whose tiles and bytes pass 2^31 and 2^53."""
+    n_levels = 1 if rng.random() < 0.3 else int(rng.integers(2, max_levels + 1))
+    large = rng.random() < 0.5
+    stride, dilation = (int(x) for x in rng.choice((2, 3, 4, 5, 6), size=2, replace=False))
+    levels = []
+    for i in range(n_levels):
+        temporal, spatial = {}, {}
+        for d in CONV_DIMS:
+            if d in ("N", "K", "C"):
+                temporal[d] = int(rng.integers(1, 4097)) if large else _factor(rng, (2, 3, 4), 0.5)
+                spatial[d] = _factor(rng, (2, 3, 4, 8), 0.6) if (i == 0 or rng.random() < 0.5) else 1
+            else:
+                temporal[d] = _factor(rng, (2, 3, 4, 5), 0.3)
+                spatial[d] = _factor(rng, (2, 3), 0.7) if i == 0 else 1
+        keeps = [] if i < n_levels - 1 and rng.random() < 0.25 else _keeps(rng, rng.random() < 0.3)
+        levels.append({"name": f"L{i}", "temporal": temporal, "spatial": spatial, "keeps": keeps,
+                       "multiple_buffering": int(rng.choice((1, 2)))})
+    conv = {d: _factor(rng, (2, 3), 0.5) * int(np.prod([lv["temporal"][d] * lv["spatial"][d] for lv in levels],
+                                                       dtype=object)) for d in CONV_DIMS}
+    conv.update(stride=stride, dilation=dilation)
+    precision = {"input_bits": int(rng.choice((1, 3, 4, 5, 8))), "weight_bits": int(rng.choice((1, 3, 4, 5, 8))),
+                 "psum_bits": int(rng.choice((12, 20, 24, 31, 32)))}
+    for lv in levels:
+        lv["capacity_bytes"] = 1
+    probe = conv_tile_footprint(conv, precision, levels)
+    for i, lv in enumerate(levels):
+        req = probe["required_bytes"][i]
+        single = req // lv["multiple_buffering"]
+        options = [req, req - 1, single, 2 * req, req // 3] if single < req else [req, req - 1, 2 * req, req // 3]
+        lv["capacity_bytes"] = max(1, int(options[int(rng.integers(len(options)))]))
     return {"conv": conv, "precision": precision, "levels": [_ordered(lv) for lv in levels]}
 
 

@@ -124,9 +124,19 @@ def grouped_conv_accounting(layer: dict[str, Any], precision: dict[str, Any]) ->
     }
 
 
-def gen_grouped_conv(rng: np.random.Generator, max_hw: int = 56) -> dict[str, Any]:
+def gen_grouped_conv(rng: np.random.Generator, max_hw: int = 56, large: bool = False,
+                     filter_past_input: float = 0.0) -> dict[str, Any]:
     """Grouped, depthwise and ordinary convolutions with strides that do not divide, padding,
-    dilation and sub-byte precisions."""
+    dilation and sub-byte precisions. ``large`` and ``filter_past_input`` draw the corners of
+    _conv_corner instead, split into groups."""
+    if large or filter_past_input:
+        drawn = _conv_corner(rng, large, filter_past_input)
+        layer = drawn["layer"]
+        g = int(rng.choice([1, 2, 3, 4, 8, layer["C"], layer["C"]]))
+        layer["groups"] = g
+        layer["C"] = g * max(1, layer["C"] // g)
+        layer["K"] = g * max(1, layer["K"] // g)
+        return drawn
     kind = rng.choice(("depthwise", "depthwise", "grouped", "grouped", "dense"))
     if kind == "depthwise":
         c = int(rng.choice((3, 5, 8, 15, 16, 24, 27, 32, 96, 144, 192)))

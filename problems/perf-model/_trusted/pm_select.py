@@ -325,9 +325,45 @@ def _set_capacities(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping:
             lv["capacity_bytes"] = near(r["total"])
 
 
+def _idle_lanes(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: dict[str, Any]) -> dict[str, Any]:
+    """The mapping with one more spatial loop (a GEMM or bmm dimension, where a level's fanout
+    has room) reaching past its dimension's size: some instances it reaches never hold a real
+    index. The dimension's outermost loop becomes a DRAM loop of factor 1 (still valid). The
+    mapping as it was when no level has room."""
+    levels = mapping["levels"]
+    dims = wl["dims"]
+    options = []
+    for i, lv in enumerate(levels[:-1]):
+        for a, key in ((0, "spatial_x"), (1, "spatial_y")):
+            room = arch["levels"][i]["fanout"][a] // prod(f for _, f in lv.get(key, []))
+            if room >= 2:
+                options.append((i, key, room))
+    for _ in range(20):
+        if not options:
+            break
+        i, key, room = options[int(rng.integers(0, len(options)))]
+        d = str(pm_draw._pick(rng, [d for d in dims if dims[d] >= 1]))
+        inside = prod(f for m in levels[:i] for k in ("spatial_x", "spatial_y", "temporal") for e, f in m.get(k, []) if e == d)
+        inside *= prod(f for e, f in levels[i].get("spatial_x", []) if e == d) if key == "spatial_y" else 1
+        inside *= prod(f for e, f in levels[i].get(key, []) if e == d)
+        if (room - 1) * inside < dims[d]:
+            continue
+        out = {"levels": [{k: ([list(x) for x in v] if k != "bypass" else list(v)) for k, v in m.items()} for m in levels]}
+        out["levels"][i].setdefault(key, []).append([d, room])
+        for m in out["levels"][i + 1:]:  # the loops of d above it: factor 1 (it already covers d)
+            m["temporal"] = [[e, 1 if e == d else f] for e, f in m["temporal"]]
+        if not any(e == d for e, _ in out["levels"][-1]["temporal"]):
+            out["levels"][-1]["temporal"].append([d, 1])
+        return out
+    return mapping
+
+
 def gen_buffer_requirement(rng: Any, real: bool = False,
                            groups: Sequence[str] = ("bert-base", "llama-prefill", "llama-decode", "attention"),
-                           archs: Sequence[str] = ("tpu-like", "nvdla-like", "simba-like")) -> dict[str, Any]:
+                           archs: Sequence[str] = ("tpu-like", "nvdla-like", "simba-like"),
+                           idle_lanes: bool = False) -> dict[str, Any]:
+    """``idle_lanes``: small instances get a spatial loop that reaches past its dimension's size
+    (instances that never take part)."""
     if real:
         wl = pm_draw.real_layer(rng, groups, _real_bits(rng))
         arch = _real_arch(rng, str(pm_draw._pick(rng, archs)), wl, buffer_p=0.5)
@@ -346,6 +382,8 @@ def gen_buffer_requirement(rng: Any, real: bool = False,
         wl = _small_layer(rng, ("gemm", "gemm", "bmm"), max_dim=8, macs=(12, 800))
         arch = _small_arch(rng, int(rng.integers(2, 5)))
         mapping = pm_draw.draw_mapping(rng, wl, arch, pm_draw.draw_bypass(rng, arch, 0.3), imperfect_p=0.4)
+        if idle_lanes:
+            mapping = _idle_lanes(rng, wl, arch, mapping)
         if _padded(mapping) <= 1500:
             _set_capacities(rng, wl, arch, mapping)
             return {"workload": wl, "architecture": arch, "mapping": mapping}
@@ -438,7 +476,12 @@ def _prepare_target(rng: Any, wl: dict[str, Any], mapping: dict[str, Any],
 def gen_largest_fitting_tile(rng: Any, real: bool = False,
                              groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "deeplabv3-dilated", "bert-base",
                                                       "llama-prefill"),
-                             archs: Sequence[str] = ("eyeriss-like", "simba-like", "nvdla-like")) -> dict[str, Any]:
+                             archs: Sequence[str] = ("eyeriss-like", "simba-like", "nvdla-like"),
+                             odd_bits: bool = False,
+                             shapes: Sequence[str] = ("conv", "gemm", "bmm", "depthwise"),
+                             min_size: int = 4) -> dict[str, Any]:
+    """``odd_bits``: small layers get precisions that are not whole bytes; ``shapes``: the shapes
+    of small layers; ``min_size``: the smallest target dimension of a small layer."""
     while True:
         if real:
             wl = pm_draw.real_layer(rng, groups, _real_bits(rng))
@@ -450,7 +493,7 @@ def gen_largest_fitting_tile(rng: Any, real: bool = False,
             shared = [i for i, lv in enumerate(arch["levels"][:-1]) if not isinstance(lv["capacity_bytes"], dict)]
             levels = shared or list(range(depth - 1))
         else:
-            wl = _small_layer(rng, ("conv", "gemm", "bmm", "depthwise"), max_dim=10, macs=(16, 800))
+            wl = _small_layer(rng, tuple(shapes), max_dim=10, macs=(16, 800), odd_bits=odd_bits)
             arch = _small_arch(rng, int(rng.integers(2, 5)))
             mapping = pm_draw.draw_mapping(rng, wl, arch, pm_draw.draw_bypass(rng, arch, 0.25), imperfect_p=0.4)
             levels = list(range(len(arch["levels"]) - 1))
@@ -473,7 +516,7 @@ def gen_largest_fitting_tile(rng: Any, real: bool = False,
                 continue
             mapping, target = picks[-1]
             return {"workload": wl, "architecture": arch, "mapping": mapping, "target": target}
-        tgt = _prepare_target(rng, wl, mapping, levels)
+        tgt = _prepare_target(rng, wl, mapping, levels, min_size=min_size)
         if tgt is None or _padded(mapping) > 1500:
             continue
         _set_capacities(rng, wl, arch, mapping)
@@ -578,7 +621,9 @@ def _break_fanout(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: d
 def gen_mapping_validity(rng: Any, real: bool = False,
                          groups: Sequence[str] = ("resnet50", "resnet50-strided", "deeplabv3-dilated", "mobilenetv2-dw",
                                                   "mobilenetv2-pw"),
-                         archs: Sequence[str] = ("eyeriss-like", "simba-like", "nvdla-like")) -> dict[str, Any]:
+                         archs: Sequence[str] = ("eyeriss-like", "simba-like", "nvdla-like"),
+                         odd_bits: bool = False) -> dict[str, Any]:
+    """``odd_bits``: small layers get precisions that are not whole bytes."""
     if real:
         wl = pm_draw.real_layer(rng, groups, _real_bits(rng))
         arch = _real_arch(rng, str(pm_draw._pick(rng, archs)), wl, buffer_p=0.7)
@@ -596,7 +641,7 @@ def gen_mapping_validity(rng: Any, real: bool = False,
         cands = _candidates(rng, wl, arch, n_valid + n_cap, n_cap, tie_p=0.0, inner_cap=caps, big_cap=big, **kw)
     else:
         while True:
-            wl = _small_layer(rng, ("conv", "conv", "depthwise"), macs=(12, 250))
+            wl = _small_layer(rng, ("conv", "conv", "depthwise"), macs=(12, 250), odd_bits=odd_bits)
             arch = _small_arch(rng, int(rng.integers(3, 5)))
             cands = _candidates(rng, wl, arch, n_valid + n_cap, None, limit=400, tie_p=0.0, imperfect_p=0.3)
             if len(cands) == n_valid + n_cap:
@@ -771,9 +816,66 @@ def ref_best_dram_order(workload: dict, architecture: dict, mapping: dict) -> di
             "optimal_orders": sum(1 for moved, _ in results if moved == best)}
 
 
+def _split_below_top(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: dict[str, Any],
+                     p: float) -> dict[str, Any]:
+    """The mapping with the loops below the outermost level split by pm_draw.split_loops (the
+    outermost level's loops kept as they are); the first of a few draws that stays valid."""
+    top = mapping["levels"][-1]["temporal"]
+    for _ in range(20):
+        out = pm_draw.split_loops(rng, wl, {"levels": mapping["levels"][:-1] + [dict(mapping["levels"][-1], temporal=[])]}, p)
+        out["levels"][-1]["temporal"] = [list(x) for x in top]
+        try:
+            pm_core.parse(wl, arch, out)
+        except ValueError:
+            continue
+        return out
+    return mapping
+
+
+def _overshoot_below_top(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: dict[str, Any]) -> dict[str, Any]:
+    """The mapping with one outermost loop [d, F] shortened to [d, F'] and a new loop [d, g] at
+    the level below (c * g * F' covers d, c * g * F' - c >= its size: whole tiles of d past its
+    size under the new loop in the last outermost iteration); unchanged when no loop allows it."""
+    bounds = wl["dims"]
+    top = len(mapping["levels"]) - 1
+    choices = []
+    for j, (d, big) in enumerate(mapping["levels"][-1]["temporal"]):
+        c = prod(f for lv in mapping["levels"][:-1] for k in ("temporal", "spatial_x", "spatial_y")
+                 for e, f in lv.get(k, []) if e == d)
+        for g in range(2, big):
+            f2 = -(-bounds[d] // (c * g))
+            if c * g < bounds[d] and f2 >= 2 and c * g * f2 - c >= bounds[d]:
+                choices.append((j, d, g, f2))
+    if not choices:
+        return mapping
+    j, d, g, f2 = choices[int(rng.integers(0, len(choices)))]
+    out = {"levels": [dict(lv, temporal=[list(x) for x in lv.get("temporal", [])]) for lv in mapping["levels"]]}
+    out["levels"][-1]["temporal"][j][1] = f2
+    below = out["levels"][top - 1]["temporal"]
+    below.insert(int(rng.integers(0, len(below) + 1)), [d, g])
+    nest = pm_core.parse(wl, arch, mapping)
+    others = [t for t in TENSORS if d not in nest.relevant(t)]
+    if top >= 2 and others:  # the level below DRAM bypasses a tensor d does not index: the empty
+        t = str(pm_draw._pick(rng, others))  # tiles lie above that tensor's child of DRAM
+        held = out["levels"][top - 1].get("bypass", [])
+        out["levels"][top - 1]["bypass"] = [u for u in TENSORS if u in held or u == t]
+    try:
+        pm_core.parse(wl, arch, out)
+    except ValueError:
+        return mapping
+    return out
+
+
 def gen_best_dram_order(rng: Any, real: bool = False,
                         groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base", "llama-prefill", "attention"),
-                        archs: Sequence[str] = ("two-level", "eyeriss-like", "simba-like", "nvdla-like")) -> dict[str, Any]:
+                        archs: Sequence[str] = ("two-level", "eyeriss-like", "simba-like", "nvdla-like"),
+                        split: float = 0.0, overshoot: bool = False,
+                        small_depth: Sequence[int] = (2, 3)) -> dict[str, Any]:
+    """``split``: the probability of splitting each loop below the outermost level into several
+    loops of its dimension (pm_draw.split_loops); ``overshoot``: move part of an outermost loop
+    into a new loop at the level below, so that the level's last tiles of the dimension are empty
+    in the outermost loop's last iteration. Both off draw exactly as before. ``small_depth``: the
+    fewest and most levels of a small instance's architecture."""
     lo, hi = (3, 5) if real else (3, 4)
     want = int(rng.integers(lo, hi + 1))  # how many outermost loops (any in range after many tries)
     for attempt in range(10000):
@@ -790,7 +892,7 @@ def gen_best_dram_order(rng: Any, real: bool = False,
                                               imperfect_p=0.3, inner_cap=caps, spatial_p=0.8, fill_spatial=True)
         else:
             wl = _small_layer(rng, ("gemm", "conv", "bmm"), macs=(12, 160))
-            arch = _small_arch(rng, int(rng.integers(2, 4)))
+            arch = _small_arch(rng, int(rng.integers(small_depth[0], small_depth[1] + 1)))
             mapping = pm_draw.draw_mapping(rng, wl, arch, pm_draw.draw_bypass(rng, arch, 0.25), imperfect_p=0.35,
                                            temporal_p=0.5, spatial_p=0.4)
             if _padded(mapping) > 250:
@@ -799,6 +901,10 @@ def gen_best_dram_order(rng: Any, real: bool = False,
         n = len(top) if attempt > 300 else want
         if len(top) == n and lo <= n <= hi and len({d for d, _ in top}) == len(top):
             mapping["levels"][-1]["temporal"] = top
+            if split > 0:
+                mapping = _split_below_top(rng, wl, arch, mapping, split)
+            if overshoot:
+                mapping = _overshoot_below_top(rng, wl, arch, mapping)
             return {"workload": wl, "architecture": arch, "mapping": mapping}
     raise AssertionError("no mapping with enough outermost loops")  # pragma: no cover
 

@@ -68,6 +68,52 @@ def _bounded(rng: Any, draw, limit: int) -> dict[str, Any]:
             return case
 
 
+def _largest_int(value: Any) -> int:
+    if isinstance(value, dict):
+        return max((_largest_int(v) for v in value.values()), default=0)
+    if isinstance(value, (list, tuple)):
+        return max((_largest_int(v) for v in value), default=0)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _side_draw(rng: Any) -> float:
+    """A uniform draw from a stream spawned off ``rng``: the case's own draws from ``rng`` stay as
+    they were, so an option decided by it replaces some vectors and leaves the others alone."""
+    return float(rng.spawn(1)[0].random())
+
+
+def _split(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: dict[str, Any], p: float) -> dict[str, Any]:
+    """``pm_draw.split_loops`` redrawn until the split mapping is valid (a split outermost loop
+    can overshoot past spatial loops above it); the mapping as it was if none is."""
+    for _ in range(20):
+        out = pm_draw.split_loops(rng, wl, mapping, p)
+        try:
+            pm_core.parse(wl, arch, out)
+        except ValueError:
+            continue
+        return out
+    return mapping
+
+
+def _past_int32(rng: Any, draw, reference, tries: int = 400) -> dict[str, Any]:
+    """Redraw a case until some count of its answer reaches 2^31 (where 32-bit arithmetic breaks;
+    the last draw otherwise)."""
+    case: dict[str, Any] = {}
+    for _ in range(tries):
+        case = draw()
+        if _largest_int(reference(**case)) >= 1 << 31:
+            return case
+    return case
+
+
+def _batched(rng: Any, wl: dict[str, Any]) -> dict[str, Any]:
+    """A real conv layer at a batch of 1 to 8 images."""
+    if wl["shape"] in ("conv", "depthwise"):
+        wl["dims"]["N"] = int(pm_draw._pick(rng, (1, 2, 4, 8)))
+        wl["name"] += f".batch{wl['dims']['N']}"
+    return wl
+
+
 # ------------------------------------------------------------------------------------------
 # F4: GEMM DRAM traffic on a buffer + DRAM hierarchy (elements)
 # ------------------------------------------------------------------------------------------
@@ -94,7 +140,7 @@ def gen_gemm_dram_traffic(rng: Any, real: bool = False, groups: Sequence[str] = 
         arch = _small_two_level()
         mapping = pm_draw.draw_mapping(rng, wl, arch, imperfect_p=0.4)
         if split:
-            mapping = pm_draw.split_loops(rng, wl, mapping, split)
+            mapping = _split(rng, wl, arch, mapping, split)
         return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 2000)
 
@@ -110,7 +156,19 @@ def ref_conv_dram_bytes(workload: dict, architecture: dict, mapping: dict) -> di
             "O_write_bytes": t["O_write"], "O_read_bytes": t["O_read"]}
 
 
-def gen_conv_dram_bytes(rng: Any, real: bool = False, groups: Sequence[str] = ("resnet50", "mobilenetv2-pw")) -> dict[str, Any]:
+def gen_conv_dram_bytes(rng: Any, real: bool = False, groups: Sequence[str] = ("resnet50", "mobilenetv2-pw"),
+                        split: float = 0.0, dilated: bool = False, large: float = 0.0) -> dict[str, Any]:
+    """``split``: the probability of splitting each temporal loop of a small instance into several
+    loops of its dimension at its level (outer ones may overshoot); ``dilated``: small layers
+    may be dilated; ``large`` (with ``real``): the probability of a real layer (batch 1 to 8) under
+    any mapping instead, one whose byte counts reach 2^31."""
+    if real and large and _side_draw(rng) < large:
+        arch = _two_level(rng)
+
+        def big():
+            wl = _batched(rng, pm_draw.real_layer(rng, groups))
+            return {"workload": wl, "architecture": arch, "mapping": pm_draw.draw_mapping(rng, wl, arch, imperfect_p=0.3)}
+        return _past_int32(rng, big, ref_conv_dram_bytes)
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _two_level(rng)
@@ -118,9 +176,12 @@ def gen_conv_dram_bytes(rng: Any, real: bool = False, groups: Sequence[str] = ("
         return {"workload": wl, "architecture": arch, "mapping": mapping}
 
     def draw():
-        wl = pm_draw.small_conv(rng, "conv", max_pq=6, dilated=False)
+        wl = pm_draw.small_conv(rng, "conv", max_pq=6, dilated=dilated)
         arch = _small_two_level()
-        return {"workload": wl, "architecture": arch, "mapping": pm_draw.draw_mapping(rng, wl, arch, imperfect_p=0.3)}
+        mapping = pm_draw.draw_mapping(rng, wl, arch, imperfect_p=0.3)
+        if split:
+            mapping = _split(rng, wl, arch, mapping, split)
+        return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 2000)
 
 
@@ -137,7 +198,10 @@ def ref_window_input_traffic(workload: dict, architecture: dict, mapping: dict) 
 
 
 def gen_window_input_traffic(rng: Any, real: bool = False,
-                             groups: Sequence[str] = ("resnet50-strided", "deeplabv3-dilated")) -> dict[str, Any]:
+                             groups: Sequence[str] = ("resnet50-strided", "deeplabv3-dilated"),
+                             split: float = 0.0) -> dict[str, Any]:
+    """``split``: the probability of splitting each temporal loop of a small instance into several
+    loops of its dimension at its level (outer ones may overshoot: empty iterations)."""
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _strip(pm_shapes.architecture("eyeriss-like"))
@@ -152,8 +216,10 @@ def gen_window_input_traffic(rng: Any, real: bool = False,
         arch = pm_draw.small_architecture(rng, 3, fanouts=[[1, 1], [int(rng.integers(1, 4)), int(rng.integers(1, 3))], [1, 1]])
         arch["levels"][0]["name"], arch["levels"][1]["name"] = "PEBuffer", "GlobalBuffer"
         bypass = pm_draw.draw_bypass(rng, arch, 0.25)
-        return {"workload": wl, "architecture": arch,
-                "mapping": pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.25)}
+        mapping = pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.25)
+        if split:
+            mapping = _split(rng, wl, arch, mapping, split)
+        return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 1500)
 
 
@@ -167,7 +233,9 @@ def ref_level_accesses(workload: dict, architecture: dict, mapping: dict) -> dic
 
 
 def gen_depthwise_accesses(rng: Any, real: bool = False, groups: Sequence[str] = ("mobilenetv2-dw",),
-                           archs: Sequence[str] = ("eyeriss-like", "nvdla-like")) -> dict[str, Any]:
+                           archs: Sequence[str] = ("eyeriss-like", "nvdla-like"), split: float = 0.0) -> dict[str, Any]:
+    """``split``: the probability of splitting each temporal loop of a small instance into several
+    loops of its dimension at its level (outer ones may overshoot: empty iterations)."""
     if real:
         wl = pm_draw.real_layer(rng, groups)
         wl["dims"]["N"] = int(pm_draw._pick(rng, (4, 8, 16)))
@@ -184,8 +252,10 @@ def gen_depthwise_accesses(rng: Any, real: bool = False, groups: Sequence[str] =
         depth = int(rng.integers(3, 5))
         arch = pm_draw.small_architecture(rng, depth)
         bypass = pm_draw.draw_bypass(rng, arch, 0.35)
-        return {"workload": wl, "architecture": arch,
-                "mapping": pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.25)}
+        mapping = pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.25)
+        if split:
+            mapping = _split(rng, wl, arch, mapping, split)
+        return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 1500)
 
 
@@ -202,7 +272,10 @@ def _small_simba(rng: Any) -> dict[str, Any]:
 
 
 def gen_simba_accesses(rng: Any, real: bool = False,
-                       groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base")) -> dict[str, Any]:
+                       groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base"),
+                       split: float = 0.0) -> dict[str, Any]:
+    """``split``: the probability of splitting each temporal loop of a small instance into several
+    loops of its dimension at its level (outer ones may overshoot: empty iterations)."""
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _strip(pm_shapes.architecture("simba-like"))
@@ -215,8 +288,10 @@ def gen_simba_accesses(rng: Any, real: bool = False,
         wl = pm_draw.small_conv(rng, "conv", max_pq=4, max_c=3, max_k=3) if rng.random() < 0.6 else pm_draw.small_gemm(rng, 6)
         arch = _small_simba(rng)
         bypass = pm_draw.draw_bypass(rng, arch, 0.2)
-        return {"workload": wl, "architecture": arch,
-                "mapping": pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.25, spatial_p=0.8)}
+        mapping = pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.25, spatial_p=0.8)
+        if split:
+            mapping = _split(rng, wl, arch, mapping, split)
+        return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 1200)
 
 
@@ -235,7 +310,21 @@ def ref_psum_traffic(workload: dict, architecture: dict, mapping: dict) -> dict[
 
 
 def gen_psum_traffic(rng: Any, real: bool = False, groups: Sequence[str] = ("resnet50", "bert-base", "llama-prefill"),
-                     archs: Sequence[str] = ("nvdla-like", "tpu-like", "simba-like")) -> dict[str, Any]:
+                     archs: Sequence[str] = ("nvdla-like", "tpu-like", "simba-like"), split: float = 0.0,
+                     large: float = 0.0) -> dict[str, Any]:
+    """``split``: the probability of splitting each temporal loop of a small instance into several
+    loops of its dimension at its level (outer ones may overshoot); ``large`` (with ``real``): the
+    probability of a real layer under any mapping instead, one whose byte counts reach 2^31."""
+    if real and large and _side_draw(rng) < large:
+        arch = _strip(pm_shapes.architecture(str(pm_draw._pick(rng, archs))))
+
+        def big():
+            wl = _batched(rng, pm_draw.real_layer(rng, ("resnet50", "llama-prefill")))
+            wl["bits"]["psum"] = int(pm_draw._pick(rng, (24, 32)))
+            bypass = pm_draw.draw_bypass(rng, arch, 0.2)
+            return {"workload": wl, "architecture": arch,
+                    "mapping": pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.35, spatial_p=0.8)}
+        return _past_int32(rng, big, ref_psum_traffic)
     if real:
         wl = pm_draw.real_layer(rng, groups)
         wl["bits"]["psum"] = int(pm_draw._pick(rng, (24, 32)))
@@ -251,8 +340,10 @@ def gen_psum_traffic(rng: Any, real: bool = False, groups: Sequence[str] = ("res
         wl = pm_draw.small_gemm(rng, 8) if rng.random() < 0.5 else pm_draw.small_conv(rng, "conv", max_pq=4)
         arch = pm_draw.small_architecture(rng, int(rng.integers(3, 5)))
         bypass = pm_draw.draw_bypass(rng, arch, 0.25)
-        return {"workload": wl, "architecture": arch,
-                "mapping": pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.45, spatial_p=0.7)}
+        mapping = pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.45, spatial_p=0.7)
+        if split:
+            mapping = _split(rng, wl, arch, mapping, split)
+        return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 1500)
 
 

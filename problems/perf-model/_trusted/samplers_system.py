@@ -1,0 +1,441 @@
+"""Domain samplers of the perf-model pack for the search, ranking and system problems (F10-F18).
+
+Written from each problem's spec, the pack's FORMAT.md and the problem's ``[[domain]]`` rules
+alone, sharing no code with the generators (the validator checks it): a sampler draws everything
+the text allows, where a generator draws the traps it knows. The layers, architectures and
+mappings here follow FORMAT.md's validity rules directly: several loops of one dimension at one
+level (temporal and spatial), factor-1 loops, imperfect factors with ragged tiles and inner loops
+that overshoot, bypass at any on-chip level, fan-out at every level, padding, stride and dilation,
+partitioned and shared capacities, multiple buffering, odd precisions; sizes are log-uniform from
+tiny to the real layers the specs name. ``sample(rng, **options) -> {parameter: value}``.
+"""
+
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+from .samplers import PROJECTIONS
+
+TENSORS = ("I", "W", "O")
+DIMS = {
+    "conv": ("N", "K", "C", "P", "Q", "R", "S"),
+    "depthwise": ("N", "C", "P", "Q", "R", "S"),
+    "gemm": ("M", "N", "K"),
+    "bmm": ("B", "G", "H", "M", "N", "K"),
+}
+WINDOW = ("P", "Q", "R", "S")
+# which dimensions index each tensor (P, R index I's rows and Q, S its columns for conv shapes)
+RELEVANT = {
+    "conv": {"I": "NCPQRS", "W": "KCRS", "O": "NKPQ"},
+    "depthwise": {"I": "NCPQRS", "W": "CRS", "O": "NCPQ"},
+    "gemm": {"I": "MK", "W": "KN", "O": "MN"},
+    "bmm": {"I": "BGHMK", "W": "BGKN", "O": "BGHMN"},
+}
+
+
+def _pick(rng: Any, values: Any) -> Any:
+    values = list(values)
+    return values[int(rng.integers(0, len(values)))]
+
+
+def _log(rng: Any, lo: int, hi: int) -> int:
+    """An integer in lo..hi, log-uniform."""
+    if hi <= lo:
+        return lo
+    return max(lo, min(hi, int(round(2 ** rng.uniform(lo.bit_length() - 1, hi.bit_length())))))
+
+
+# ------------------------------------------------------------------------------------------
+# layers
+# ------------------------------------------------------------------------------------------
+
+def _bits(rng: Any) -> dict[str, int]:
+    """Precisions: the common ones, and odd ones whose streams end inside a byte."""
+    if rng.random() < 0.5:
+        o = int(_pick(rng, (8, 16)))
+        return {"I": o, "W": o, "O": o, "psum": int(_pick(rng, (o, 24, 32) if o == 8 else (16, 32)))}
+    o = int(_pick(rng, (3, 4, 5, 8, 12, 16)))
+    return {"I": int(_pick(rng, (1, 3, 4, 5, 6, 7, 8, 12, 16))), "W": int(_pick(rng, (1, 2, 3, 4, 6, 8, 16))),
+            "O": o, "psum": int(_pick(rng, sorted({o, o + 1, 20, 24, 28, 32} - {v for v in (20, 24, 28, 32) if v < o})))}
+
+
+def _window(rng: Any, r: int, out_hint: int) -> tuple[int, int, int, int, int]:
+    """One axis of a window: (input size, stride, dilation, padding, outputs)."""
+    stride = int(_pick(rng, (1, 1, 1, 2, 2, 3)))
+    dil = 1 if r == 1 or rng.random() < 0.7 else int(_pick(rng, (2, 3)))
+    span = dil * (r - 1) + 1
+    pad = 0 if rng.random() < 0.35 else int(rng.integers(0, span))  # padding up to the span - 1
+    size = max(1, span - 2 * pad) + stride * (out_hint - 1) + int(rng.integers(0, stride))
+    out = (size + 2 * pad - span) // stride + 1
+    return size, stride, dil, pad, out
+
+
+def _conv_shape(rng: Any, shape: str, top: int) -> dict[str, Any]:
+    r = int(_pick(rng, (1, 1, 2, 3, 3, 5, 7)))
+    s = r if rng.random() < 0.8 else int(_pick(rng, (1, 2, 3, 5)))
+    hint = _log(rng, 1, max(1, top))
+    h, sh, dh, ph, p = _window(rng, r, hint)
+    if rng.random() < 0.7:
+        w, sw, dw, pw, q = h, sh, dh, ph, p
+        if s != r:
+            w, sw, dw, pw, q = _window(rng, s, hint)
+    else:
+        w, sw, dw, pw, q = _window(rng, s, _log(rng, 1, max(1, top)))
+    dims = {"N": _log(rng, 1, 4) if rng.random() < 0.3 else 1, "C": _log(rng, 1, top), "P": p, "Q": q, "R": r, "S": s}
+    if shape == "conv":
+        dims["K"] = _log(rng, 1, top)
+    return {"name": f"sampled.{shape}", "shape": shape, "dims": {d: dims[d] for d in DIMS[shape]},
+            "input_hw": [h, w], "stride": [sh, sw], "dilation": [dh, dw], "padding": [ph, pw], "bits": _bits(rng)}
+
+
+def _real_conv(rng: Any) -> dict[str, Any]:
+    """A ResNet-50 convolution or a MobileNetV2 pointwise one (224 x 224 input)."""
+    c, k, hw, rs, st, pad = _pick(rng, (
+        (3, 64, 224, 7, 2, 3), (64, 64, 56, 1, 1, 0), (64, 64, 56, 3, 1, 1), (64, 256, 56, 1, 1, 0),
+        (256, 128, 56, 1, 1, 0), (128, 128, 56, 3, 2, 1), (128, 512, 28, 1, 1, 0), (256, 512, 56, 1, 2, 0),
+        (512, 256, 28, 1, 1, 0), (256, 256, 28, 3, 2, 1), (256, 1024, 14, 1, 1, 0), (1024, 256, 14, 1, 1, 0),
+        (512, 512, 14, 3, 2, 1), (512, 2048, 7, 1, 1, 0), (2048, 512, 7, 1, 1, 0),
+        (32, 16, 112, 1, 1, 0), (96, 24, 56, 1, 1, 0), (144, 24, 56, 1, 1, 0), (144, 32, 28, 1, 1, 0),
+        (192, 32, 28, 1, 1, 0), (384, 64, 14, 1, 1, 0), (576, 96, 14, 1, 1, 0), (960, 160, 7, 1, 1, 0),
+        (320, 1280, 7, 1, 1, 0), (16, 96, 112, 1, 1, 0)))
+    p = (hw + 2 * pad - (rs - 1) - 1) // st + 1
+    return {"name": "sampled.real-conv", "shape": "conv",
+            "dims": {"N": 1, "K": k, "C": c, "P": p, "Q": p, "R": rs, "S": rs}, "input_hw": [hw, hw],
+            "stride": [st, st], "dilation": [1, 1], "padding": [pad, pad], "bits": _bits(rng)}
+
+
+def _real_gemm(rng: Any) -> dict[str, Any]:
+    n, k = _pick(rng, PROJECTIONS)
+    m = int(_pick(rng, (1, 8, 16, 128, 512, 2048)))
+    return {"name": "sampled.real-gemm", "shape": "gemm", "dims": {"M": m, "N": n, "K": k}, "bits": _bits(rng)}
+
+
+def _real_bmm(rng: Any) -> dict[str, Any]:
+    """Attention products: BERT-base (12 heads of 64), Llama 2 7B (32 of 128), Llama 3 8B (8 groups
+    of 4 query heads of 128); scores (K = head dim) or context (N = head dim)."""
+    g, h, hd = _pick(rng, ((12, 1, 64), (32, 1, 128), (8, 4, 128)))
+    q = int(_pick(rng, (1, 128, 512, 2048)))
+    kv = int(_pick(rng, (128, 512, 1024, 2048, 4096, 8192))) if q == 1 else q
+    b = int(_pick(rng, (1, 1, 2, 8)))
+    n, k = (kv, hd) if rng.random() < 0.5 else (hd, kv)
+    return {"name": "sampled.real-bmm", "shape": "bmm", "dims": {"B": b, "G": g, "H": h, "M": q, "N": n, "K": k},
+            "bits": _bits(rng)}
+
+
+def workload(rng: Any, shapes: tuple[str, ...], real_share: float = 0.25, tops: tuple[int, ...] = (3, 6, 16, 64)) -> dict[str, Any]:
+    """A layer of one of ``shapes``: a real one (ResNet-50, MobileNetV2, BERT-base, Llama) now
+    and then, otherwise log-uniform sizes up to a top drawn from ``tops``."""
+    shape = str(_pick(rng, shapes))
+    if rng.random() < real_share:
+        if shape == "conv":
+            return _real_conv(rng)
+        if shape == "gemm":
+            return _real_gemm(rng)
+        if shape == "bmm":
+            return _real_bmm(rng)
+    top = int(_pick(rng, tops))
+    if shape in ("conv", "depthwise"):
+        return _conv_shape(rng, shape, top)
+    dims = {d: _log(rng, 1, top) for d in DIMS[shape]}
+    if shape == "bmm":
+        for d in ("B", "G", "H"):
+            dims[d] = _log(rng, 1, min(top, 8))
+    return {"name": f"sampled.{shape}", "shape": shape, "dims": dims, "bits": _bits(rng)}
+
+
+# ------------------------------------------------------------------------------------------
+# architectures
+# ------------------------------------------------------------------------------------------
+
+LEVEL_NAMES = ("RF", "Reg", "PEBuf", "LB", "GLB", "L2", "Buffer")
+
+
+def architecture(rng: Any, depth: int, *, fanout_top: int = 16, outer_fanout: bool = True,
+                 partition_p: float = 0.3, buffering_p: float = 0.3, caps: tuple[int, ...] = (16, 64, 256, 1024, 16384, 262144),
+                 energies: bool = False, bandwidth: bool = False) -> dict[str, Any]:
+    """``depth`` levels innermost first (the last is DRAM): shared or partitioned capacities
+    (a partition may be missing: that tensor must bypass the level), fan-out at any level (the
+    outermost one too), multiple buffering; optional energies and bandwidths."""
+    names = [str(n) for n in rng.permutation(list(LEVEL_NAMES))[: depth - 1]] + ["DRAM"]
+    levels = []
+    for i in range(depth):
+        lv: dict[str, Any] = {"name": names[i]}
+        if i == depth - 1:
+            lv["capacity_bytes"] = None
+        elif rng.random() < partition_p:
+            part = {t: int(_pick(rng, caps)) // int(_pick(rng, (1, 2, 4))) + int(rng.integers(0, 3)) for t in TENSORS}
+            if rng.random() < 0.2:
+                del part[str(_pick(rng, TENSORS))]
+            lv["capacity_bytes"] = part
+        else:
+            lv["capacity_bytes"] = int(_pick(rng, caps)) + int(rng.integers(0, 5))
+        if i < depth - 1 or outer_fanout or rng.random() < 0.2:
+            fx = 1 if rng.random() < 0.3 else _log(rng, 1, fanout_top)
+            fy = 1 if rng.random() < 0.4 else _log(rng, 1, fanout_top)
+        else:
+            fx, fy = 1, 1
+        lv["fanout"] = [fx, fy]
+        if i < depth - 1 and rng.random() < buffering_p:
+            lv["multiple_buffering"] = int(_pick(rng, (1, 2, 2, 3)))
+        if energies:
+            scale = 4 ** i
+            lv["read_pj_per_byte"] = int(rng.integers(1, 17)) * scale / 16
+            lv["write_pj_per_byte"] = int(rng.integers(1, 17)) * scale / 16
+        if bandwidth and rng.random() < 0.8:
+            lv["bytes_per_cycle"] = int(_pick(rng, (1, 2, 3, 4, 8, 16, 64)))
+        levels.append(lv)
+    arch: dict[str, Any] = {"name": f"sampled-{depth}-level", "levels": levels}
+    if energies:
+        arch["mac_pj"] = int(rng.integers(1, 17)) / 16
+    return arch
+
+
+# ------------------------------------------------------------------------------------------
+# mappings
+# ------------------------------------------------------------------------------------------
+
+def bypass(rng: Any, arch: dict[str, Any], p: float = 0.2) -> list[list[str]]:
+    """Per level, the tensors it bypasses: any subset at an on-chip level (a tensor without a
+    partition always), none at the outermost."""
+    out = []
+    levels = arch["levels"]
+    for i, lv in enumerate(levels):
+        if i == len(levels) - 1:
+            out.append([])
+            continue
+        cap = lv["capacity_bytes"]
+        out.append([t for t in TENSORS if (isinstance(cap, dict) and t not in cap) or rng.random() < p])
+    return out
+
+
+def _free_factor(rng: Any, left: int) -> int:
+    """A temporal factor that is not the last loop of its dimension (``left``: what the loops
+    inside have not covered yet, at least 1)."""
+    u = rng.random()
+    if left <= 1 or u < 0.12:
+        return 1 if rng.random() < 0.7 else int(rng.integers(2, 4))
+    if u < 0.5:
+        divisors = [d for d in range(2, min(left, 64) + 1) if left % d == 0] or [left]
+        return int(_pick(rng, divisors))
+    return int(rng.integers(2, min(left, 64) + 1)) if left > 2 else 2
+
+
+def mapping(rng: Any, wl: dict[str, Any], arch: dict[str, Any], *, bypass_p: float = 0.2,
+            spatial_p: float = 0.5, top_dims: list[str] | None = None, top_spatial: bool = True,
+            counts: tuple[int, ...] = (0, 0, 1, 1, 1, 2, 3), noop_p: float = 0.1,
+            byp: list[list[str]] | None = None) -> dict[str, Any]:
+    """Any valid mapping of ``wl`` on ``arch`` by FORMAT.md.
+
+    ``top_dims``: when given, the outermost level has exactly one temporal loop over each of these
+    dimensions, with a factor of at least 2, and none over the others (no factor-1 loop there)."""
+    dims = wl["dims"]
+    names = DIMS[wl["shape"]]
+    depth = len(arch["levels"])
+    top = depth - 1
+    for _ in range(200):
+        by = byp if byp is not None else bypass(rng, arch, bypass_p)
+        inner_i = min(i for i in range(depth) if "I" not in by[i])
+        conv = wl["shape"] in ("conv", "depthwise")
+        # spatial loops: per level and axis, a few loops whose factors multiply within the fan-out
+        spatial: list[dict[str, list[list[Any]]]] = []
+        for lv in range(depth):
+            per: dict[str, list[list[Any]]] = {"spatial_x": [], "spatial_y": []}
+            for ax, key in ((0, "spatial_x"), (1, "spatial_y")):
+                budget = arch["levels"][lv]["fanout"][ax]
+                if (lv == top and not top_spatial) or rng.random() > spatial_p:
+                    continue
+                allowed = [d for d in names if not (conv and d in WINDOW and lv > inner_i)]
+                if top_dims is not None and lv == top:
+                    allowed = []
+                for _k in range(int(_pick(rng, (1, 1, 1, 2, 3)))):
+                    if not allowed:
+                        break
+                    d = str(_pick(rng, allowed))
+                    if budget >= 2 and rng.random() < 0.9:
+                        cap = budget if rng.random() < 0.3 else min(budget, max(2, dims[d]))
+                        f = int(rng.integers(2, cap + 1)) if rng.random() < 0.6 else cap
+                    else:
+                        f = 1
+                    if f > budget:
+                        break
+                    per[key].append([d, f])
+                    budget //= f
+            spatial.append(per)
+        # temporal loops per dimension, innermost level first
+        temporal: list[dict[str, list[int]]] = [{d: [] for d in names} for _ in range(depth)]
+        ok = True
+        for d in names:
+            size = dims[d]
+            at_top = top_dims is not None and d in top_dims
+            ks = []
+            for lv in range(depth):
+                if lv == top and top_dims is not None:
+                    ks.append(1 if at_top else 0)
+                elif size == 1 and rng.random() < 0.7:
+                    ks.append(0)
+                else:
+                    ks.append(int(_pick(rng, counts)))
+            slots = []  # (level, fixed factor or None), innermost first
+            for lv in range(depth):
+                for key in ("spatial_x", "spatial_y"):
+                    slots += [(lv, f) for e, f in spatial[lv][key] if e == d]
+                slots += [(lv, None)] * ks[lv]
+            if not slots and size == 1 and rng.random() < 0.5:
+                continue  # a dimension of size 1 needs no loop
+            if not slots or slots[-1][1] is not None:  # end with a temporal loop, where allowed
+                low = slots[-1][0] if slots else 0
+                high = top if top_dims is None else top - 1
+                if low > high:
+                    ok = False
+                    break
+                lv = int(rng.integers(low, high + 1))
+                slots.append((lv, None))
+            covered = 1
+            got: list[int] = []
+            for j, (lv, fixed) in enumerate(slots):
+                if fixed is not None:
+                    f = fixed
+                elif j == len(slots) - 1:
+                    f = max(1, -(-size // covered))
+                elif at_top and j == len(slots) - 2:  # the last inner loop: leave work for the top
+                    left = -(-size // covered)
+                    f = int(rng.integers(1, left)) if left > 2 else 1
+                else:
+                    f = _free_factor(rng, -(-size // covered))
+                    if at_top:  # the top loop must still have two or more iterations
+                        f = min(f, max(1, (size - 1) // covered))
+                got.append(f)
+                covered *= f
+            last_stride = covered // got[-1]
+            if covered < size or last_stride * (got[-1] - 1) >= size or (at_top and got[-1] < 2):
+                ok = False
+                break
+            for (lv, fixed), f in zip(slots, got):
+                if fixed is None:
+                    temporal[lv][d].append(f)
+        if not ok:
+            continue
+        levels = []
+        for lv in range(depth):
+            slots = [d for d in names for _ in temporal[lv][d]]
+            order = [slots[i] for i in rng.permutation(len(slots))]
+            taken = dict.fromkeys(names, 0)
+            loops = []
+            for d in order:
+                loops.append([d, temporal[lv][d][taken[d]]])
+                taken[d] += 1
+            if rng.random() < noop_p and not (top_dims is not None and lv == top):
+                loops.insert(int(rng.integers(0, len(loops) + 1)), [str(_pick(rng, names)), 1])
+            entry: dict[str, Any] = {"temporal": loops}
+            for key in ("spatial_x", "spatial_y"):
+                if spatial[lv][key] or rng.random() < 0.1:
+                    entry[key] = spatial[lv][key]
+            if by[lv] or (lv < top and rng.random() < 0.1):
+                entry["bypass"] = list(by[lv])
+            levels.append(entry)
+        if top_dims is not None:
+            for key in ("spatial_x", "spatial_y", "bypass"):
+                levels[top].pop(key, None)
+        return {"levels": levels}
+    raise AssertionError("no valid mapping drawn")  # pragma: no cover
+
+
+# ------------------------------------------------------------------------------------------
+# F16: the best order of the outermost loops
+# ------------------------------------------------------------------------------------------
+
+def sample_best_dram_order(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+    """perf-model/f16-best-dram-order: a conv, gemm or bmm layer (small to real size) on two to
+    five levels, any mapping whose outermost level has three to five loops over distinct
+    dimensions with factors >= 2, the other levels anything the format allows."""
+    for _ in range(500):
+        wl = workload(rng, ("conv", "gemm", "bmm"), real_share)
+        big = [d for d, v in wl["dims"].items() if v >= 2]
+        if len(big) < 3:
+            continue
+        n = int(_pick(rng, [k for k in (3, 3, 3, 4, 4, 5) if k <= len(big)]))
+        tops = [str(d) for d in rng.permutation(big)[:n]]
+        arch = architecture(rng, int(_pick(rng, (2, 2, 3, 3, 4, 5))))
+        return {"workload": wl, "architecture": arch, "mapping": mapping(rng, wl, arch, top_dims=tops)}
+    raise AssertionError("no layer with three dimensions above 1")  # pragma: no cover
+
+
+# ------------------------------------------------------------------------------------------
+# F16: the best tiling over a stated space
+# ------------------------------------------------------------------------------------------
+
+def _tiling_option(rng: Any, dims: dict[str, int], fanout: list[int]) -> dict[str, Any]:
+    """One spatial unrolling: each dimension at most once, factors within its size and the
+    fan-out (possibly empty)."""
+    opt: dict[str, Any] = {"spatial_x": [], "spatial_y": []}
+    free = [str(d) for d in rng.permutation(["M", "N", "K"])]
+    for ax, key in ((0, "spatial_x"), (1, "spatial_y")):
+        budget = fanout[ax]
+        for _ in range(int(_pick(rng, (0, 1, 1, 1, 2)))):
+            if not free or budget < 1:
+                break
+            d = free.pop()
+            top = min(budget, dims[d])
+            f = top if rng.random() < 0.4 else int(rng.integers(1, top + 1))
+            opt[key].append([d, f])
+            budget //= f
+    return opt
+
+
+def sample_best_tiling_search(rng: Any, real_share: float = 0.15) -> dict[str, Any]:
+    """perf-model/f16-best-tiling-search: a matrix product (small to a real projection) on a GLB
+    (shared or partitioned capacity, any fan-out, multiple buffering) over DRAM; one to four
+    spatial options (empty ones, duplicates, ragged factors), one to five allowed GLB factors per
+    dimension, dozens at real size (up to the largest the domain allows: ragged last tiles,
+    single-iteration DRAM loops), a capacity from fitting every candidate down to fitting only a few."""
+    real = rng.random() < real_share
+    if real:
+        n, k = _pick(rng, PROJECTIONS)
+        dims = {"M": int(_pick(rng, (1, 8, 16, 128, 512, 2048))), "N": int(n), "K": int(k)}
+        fanout = [int(_pick(rng, (1, 4, 12, 14, 16, 64, 128))), int(_pick(rng, (1, 4, 12, 16, 64, 128)))]
+    else:
+        top = int(_pick(rng, (4, 8, 16, 40, 200)))
+        dims = {d: _log(rng, 1, top) for d in ("M", "N", "K")}
+        fanout = [_log(rng, 1, 8), _log(rng, 1, 8)]
+    bits = _bits(rng)
+    options = [_tiling_option(rng, dims, fanout) for _ in range(int(_pick(rng, (1, 1, 2, 3, 4))))]
+    if rng.random() < 0.15:
+        options.append({"spatial_x": [], "spatial_y": []})
+    if rng.random() < 0.1:
+        options.append(dict(options[0]))
+    options = [options[i] for i in rng.permutation(len(options))]
+    spatial = [{d: prod(f for key in ("spatial_x", "spatial_y") for e, f in o[key] if e == d) for d in dims} for o in options]
+    factors = {}
+    for d, size in dims.items():
+        hi = min((size - 1) // s[d] + 1 for s in spatial)  # the largest factor every option allows
+        pool = {hi} if rng.random() < 0.5 else set()
+        for _ in range(int(rng.integers(5, 40)) if real else int(_pick(rng, (1, 1, 2, 3, 4, 5)))):
+            pool.add(_log(rng, 1, hi))
+        factors[d] = sorted(pool)
+    buf = int(_pick(rng, (1, 1, 2, 2, 3)))
+    rooms = []  # per (option, factor triple): the room of I, W, O
+    for s in spatial:
+        for fm in factors["M"]:
+            for fn in factors["N"]:
+                for fk in factors["K"]:
+                    ext = {"M": min(dims["M"], fm * s["M"]), "N": min(dims["N"], fn * s["N"]), "K": min(dims["K"], fk * s["K"])}
+                    rooms.append({t: buf * -(-ext[a] * ext[b] * (bits["psum"] if t == "O" else bits[t]) // 8)
+                                  for t, (a, b) in (("I", "MK"), ("W", "KN"), ("O", "MN"))})
+    keep = rooms[int(rng.integers(0, len(rooms)))]  # this one always fits
+    if rng.random() < 0.35:
+        cap: Any = {t: max(keep[t], int(_pick(rng, [r[t] for r in rooms])) + int(rng.integers(0, 3))) for t in TENSORS}
+    else:
+        cap = max(sum(keep.values()), int(_pick(rng, [sum(r.values()) for r in rooms])) + int(rng.integers(0, 3)))
+    glb: dict[str, Any] = {"name": str(_pick(rng, ("GLB", "GlobalBuffer", "Buffer"))), "capacity_bytes": cap, "fanout": fanout}
+    if buf > 1 or rng.random() < 0.2:
+        glb["multiple_buffering"] = buf
+    arch = {"name": "sampled-two-level", "levels": [glb, {"name": "DRAM", "capacity_bytes": None, "fanout": [1, 1]}]}
+    wl = {"name": "sampled.gemm", "shape": "gemm", "dims": dims, "bits": bits}
+    return {"workload": wl, "architecture": arch, "space": {"spatial_options": options, "factors": factors}}
+
+
+SAMPLERS = {
+    "samplers_system.best_dram_order": sample_best_dram_order,
+    "samplers_system.best_tiling_search": sample_best_tiling_search,
+}

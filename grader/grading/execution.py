@@ -21,7 +21,7 @@ from sandbox.models import Case, ExecResult
 from sandbox.runner import Sandbox
 
 from ..packs.problems import Problem
-from .scoring import Grade, grade, infra_grade
+from .scoring import Grade, grade_for, infra_grade
 from ..packs.vectors import Vector
 
 log = logging.getLogger(__name__)
@@ -213,4 +213,4 @@ def grade_batch(
         g = infra_grade("; ".join(notes[-2:]) or "sandbox unavailable", len(hidden))
         return [(g, notes) for _ in items]
     assert isinstance(results, list)
-    return [(grade(r, hidden, problem.data.outputs), notes) for r in results]
+    return [(grade_for(r, hidden, problem), notes) for r in results]

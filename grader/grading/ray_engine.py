@@ -57,7 +57,7 @@ from ..errors import ConfigError, GraderError
 from ..packs.problems import Problem
 from ..packs.vectors import Vector
 from .execution import DEFAULT_LIMITS, INFRA_ATTEMPTS, GradingEngine, host_memory_mb, safe_workers
-from .scoring import Grade, grade, infra_grade
+from .scoring import Grade, grade_for, infra_grade
 
 log = logging.getLogger(__name__)
 
@@ -537,7 +537,7 @@ class RayEngine(GradingEngine):
         if results is None or [r.get("job") for r in results] != [jid for jid, _ in items]:
             g = infra_grade("; ".join(notes[-2:]) or "no node answered", len(hidden))
             return [(g, notes) for _ in items]
-        return [(grade(ExecResult.model_validate(r), hidden, problem.data.outputs), notes) for r in results]
+        return [(grade_for(ExecResult.model_validate(r), hidden, problem), notes) for r in results]
 
     # -- housekeeping ------------------------------------------------------------------------
     def sweep(self) -> int:

@@ -129,6 +129,20 @@ class Grade(_Rec):
     max_rss_kb: int | None = None
     output_bytes: int = 0
     output_tail: str = ""
+    # search problems only (docs/mapper.md): the mean score over the hidden instances, in [0, 1],
+    # and how each instance fared; None and empty for pass/fail problems
+    score: float | None = None
+    instances: list["InstanceScore"] = Field(default_factory=list)
+
+    @property
+    def at_best(self) -> int:
+        """Instances at the best known (search problems)."""
+        return sum(i.at_best for i in self.instances)
+
+    @property
+    def new_best(self) -> list[str]:
+        """Instances where the mapping beat the best known (search problems)."""
+        return [i.vector for i in self.instances if i.new_best]
 
     @property
     def passed(self) -> bool:
@@ -411,3 +425,141 @@ def grade(result: ExecResult, vectors: Sequence[Vector], outputs: Sequence[Field
         bad_fields = [n for n, s in fields.items() if s.failed]
         reason = f"wrong {', '.join(bad_fields[:6])} on {n_bad} of {total} vectors"
     return Grade(verdict=worst, reason=reason[:400], **common)
+
+
+# ------------------------------------------------------------------------------------------
+# search problems: the answer is a mapping, scored against the best known (docs/mapper.md)
+# ------------------------------------------------------------------------------------------
+
+class InstanceScore(_Rec):
+    """How one returned mapping of a search problem fared on one hidden instance."""
+
+    vector: str
+    score: float  # min(1, best / objective); 0 when invalid, raised or unanswered
+    best: float
+    proven: bool
+    objective: float | None = None
+    at_best: bool = False  # within the problem's tolerance of the best known
+    new_best: bool = False  # better than the best known (only possible where it is not proven)
+    invalid: str = ""  # "invalid_mapping: <reason>"
+    error: str = ""  # the candidate raised, or never answered this instance
+
+
+def instance_score(objective: float, best: float, tolerance: float) -> tuple[float, bool, bool]:
+    """(score, at best, new best) of a valid mapping's objective against the best known.
+
+    A best known of 0 is met only by 0; a mapping better than the best known scores 1."""
+    if not (math.isfinite(objective) and objective >= 0):
+        return 0.0, False, False
+    if best <= 0:
+        return (1.0, True, False) if objective <= 0 else (0.0, False, False)
+    new_best = objective < best * (1 - 1e-12)
+    score = 1.0 if objective <= best else best / objective
+    return score, objective <= best * (1 + tolerance), new_best
+
+
+def _judge(evaluator: Any, value: Any, vec: Vector, max_bytes: int) -> tuple[str, float | None]:
+    """(invalid reason or "", objective) of one returned mapping; the evaluator is trusted code,
+    but it meets hostile data: anything it raises is the mapping's fault, named as such."""
+    try:
+        out = evaluator(value, *vec.args, max_bytes=max_bytes)
+    except Exception as exc:  # noqa: BLE001 - a mapping the evaluator cannot read is invalid
+        return f"invalid_mapping: unreadable ({type(exc).__name__})", None
+    if not out.get("valid"):
+        return f"invalid_mapping: {str(out.get('reason') or 'invalid')[:300]}", None
+    obj = out.get("objective")
+    if type(obj) not in (int, float) or not math.isfinite(obj):
+        return "invalid_mapping: the evaluator gave no finite objective", None
+    return "", float(obj)
+
+
+def grade_mapping(result: ExecResult, vectors: Sequence[Vector], problem: Any) -> Grade:
+    """Exactly one verdict and a score for a search problem's sandbox result: every returned
+    mapping is checked and evaluated on the host by the pack's trusted evaluator and scored
+    against the best known (the hidden vector's expected ``best``)."""
+    sc = problem.data.scoring
+    evaluator = problem.evaluator_fn
+    total = len(vectors)
+    answers = {c.id: c for c in result.cases}
+    instances: list[InstanceScore] = []
+    failures: list[VectorFailure] = []
+    first_exc: str | None = None
+    for vec in vectors:
+        best, proven = float(vec.expected["best"]), bool(vec.expected["proven"])
+        case = answers.get(vec.id)
+        if case is None:
+            instances.append(InstanceScore(vector=vec.id, score=0.0, best=best, proven=proven, error="not answered"))
+            continue
+        if not case.ok:
+            err = case.error
+            etype = err.type if err else "UnknownError"
+            first_exc = first_exc or etype
+            instances.append(InstanceScore(vector=vec.id, score=0.0, best=best, proven=proven,
+                                           error=f"{etype}: {(err.message if err else '')[:200]}"))
+            if len(failures) < MAX_FAILURES_KEPT:
+                failures.append(VectorFailure(vector=vec.id, kind="runtime_error", inputs=summarize_inputs(vec.args),
+                                              error_type=etype, error_message=err.message if err else "",
+                                              traceback=err.traceback if err else ""))
+            continue
+        invalid, obj = _judge(evaluator, case.value, vec, sc.max_bytes)
+        if invalid:
+            instances.append(InstanceScore(vector=vec.id, score=0.0, best=best, proven=proven, invalid=invalid))
+            continue
+        assert obj is not None
+        s, at, new = instance_score(obj, best, sc.tolerance)
+        instances.append(InstanceScore(vector=vec.id, score=s, best=best, proven=proven, objective=obj,
+                                       at_best=at, new_best=new))
+    score = sum(i.score for i in instances) / total if total else 0.0
+    at_best = sum(i.at_best for i in instances)
+    failed = [i.vector for i in instances if not i.at_best]
+    common: dict[str, Any] = {
+        "vectors_total": total, "vectors_answered": len(result.cases), "vectors_passed": at_best,
+        "failures": failures, "failed_vectors": failed[:1000], "exception_type": first_exc,
+        "score": score, "instances": instances,
+        "cpu_s": result.cpu_s, "wall_s": result.wall_s or result.container.host_wall_s,
+        "max_rss_kb": result.max_rss_kb, "output_bytes": result.output_bytes,
+        "output_tail": (result.output_head + result.output_tail)[-4000:] if result.output_bytes else "",
+    }
+    load = result.load
+    if load is not None and not load.ok:
+        err = load.error
+        etype = err.type if err else "UnknownError"
+        msg = (err.message if err else "")[:300]
+        verdict = Verdict.MISSING_ENTRY if load.kind in ("missing_entry", "not_callable") else Verdict.LOAD_ERROR
+        common.update(exception_type=etype, score=0.0, failures=[VectorFailure(
+            vector="(load)", kind="runtime_error", error_type=etype, error_message=msg,
+            traceback=err.traceback if err else "")])
+        reason = msg or "entry point missing" if verdict is Verdict.MISSING_ENTRY else f"{etype}: {msg}".strip()
+        return Grade(verdict=verdict, reason=reason, load_kind=load.kind, **common)
+    summary = f"score {score:.3f}, {at_best} of {total} instances at the best known"
+    if result.stop is not None:
+        verdict = _STOP_VERDICTS.get(result.stop.reason, Verdict.CRASHED)
+        where = f" on vector {result.stop.case}" if result.stop.case else f" during {result.stop.phase}"
+        return Grade(verdict=verdict, reason=f"{result.stop.reason}{where}: {result.stop.detail}"[:300] + f" ({summary})",
+                     stop_reason=result.stop.reason, stop_detail=result.stop.detail, **common)
+    if len(result.cases) != total:
+        return Grade(verdict=Verdict.CRASHED, reason=f"answered {len(result.cases)} of {total} vectors ({summary})",
+                     **common)
+    if at_best == total:
+        return Grade(verdict=Verdict.PASS, reason=f"all {total} instances at the best known (score {score:.4f})",
+                     **common)
+    if first_exc is not None:
+        raised = [i for i in instances if i.error]
+        return Grade(verdict=Verdict.RUNTIME_ERROR,
+                     reason=f"raised {raised[0].error[:200]} on {len(raised)} of {total} instances ({summary})"[:400],
+                     **common)
+    invalid = [i for i in instances if i.invalid]
+    detail = f"; {invalid[0].invalid} on {invalid[0].vector}" + (f" and {len(invalid) - 1} more" if len(invalid) > 1 else "") \
+        if invalid else ""
+    return Grade(verdict=Verdict.WRONG_ANSWER, reason=(summary + detail)[:400], **common)
+
+
+def grade_for(result: ExecResult, vectors: Sequence[Vector], problem: Any) -> Grade:
+    """The grade of one sandbox result for ``problem``: compared field by field, or for a search
+    problem (``[scoring]``), judged and scored mapping by mapping."""
+    if problem.data.scoring is not None:
+        return grade_mapping(result, vectors, problem)
+    return grade(result, vectors, problem.data.outputs)
+
+
+Grade.model_rebuild()

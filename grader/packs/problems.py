@@ -138,10 +138,11 @@ class PackFile(_Strict):
     name: str = Field(pattern=SLUG, description="pack name, used as the prefix of problem ids")
     version: str = Field(pattern=r"^\d+\.\d+\.\d+$", description="semantic version of the pack")
     description: str = Field(min_length=1)
-    tier: Literal["guided", "model"] = Field(
+    tier: Literal["guided", "model", "search"] = Field(
         "guided",
         description="guided: specs state the formulas; model: specs state only what the hardware does, "
-        "so the model has to build the performance model itself",
+        "so the model has to build the performance model itself; search: the answer is a mapping, scored "
+        "against the best known (every problem has a [scoring] table)",
     )
     preamble: str | None = Field(
         None, pattern=r"^[A-Za-z0-9_.-]+\.md$",
@@ -469,6 +470,54 @@ class ProblemLimits(_Strict):
     memory_mb: int | None = Field(None, ge=64, le=4096)
 
 
+class BaselineSpec(_ChangeSpec):
+    """A baseline search (random, greedy...) of a search problem: the solution with another
+    strategy, scored by the validator so the pack's README can say where the scale starts."""
+
+    says: str = Field(min_length=10, description="what the baseline does, in one sentence")
+    file: str | None = Field(None, pattern=r"^baselines/[A-Za-z0-9_]+\.py$", description="a whole module")
+
+
+MAPPING_OUTPUTS = {"best": "float", "proven": "bool", "mapping": "str"}
+
+
+class ProofSpec(_Strict):
+    """Small instances on which the validator proves the reference search optimal by brute force."""
+
+    seed: int = Field(ge=0)
+    count: int = Field(3, ge=1, le=50)
+    options: dict[str, Any] = Field(default_factory=dict, description="generator options for instances whose "
+                                    "space can be enumerated one mapping at a time (merged over the generator's)")
+
+
+class ScoringSpec(_Strict):
+    """``[scoring]``: the answer is a mapping, judged and scored on the host (docs/mapper.md)."""
+
+    kind: Literal["mapping"] = Field(description="mapping: the candidate returns a mapping per hidden instance")
+    objective: Literal["energy", "edp", "cycles"] = Field(description="what is minimised (the spec defines it)")
+    evaluator: str = Field(min_length=1, description="key in the pack's trusted EVALUATORS: (mapping, args...) -> "
+                           "{valid, reason, objective, breakdown}")
+    tolerance: float = Field(0.001, gt=0, le=0.1, description="an instance is at the best known within this "
+                             "relative margin; a sample passes when every instance is")
+    max_bytes: int = Field(16384, ge=256, le=1_000_000, description="cap on one returned mapping as compact JSON")
+    space: str | None = Field(None, description="key in the pack's trusted SPACES: (args...) -> every mapping of the "
+                              "space the search claims to cover, one at a time (the brute-force proof)")
+    proof: ProofSpec | None = Field(None, description="the small instances of the brute-force proof (with space)")
+    baselines: list[BaselineSpec] = Field(default_factory=list, description="baseline searches the validator scores")
+
+    @model_validator(mode="after")
+    def _proof(self) -> "ScoringSpec":
+        if (self.space is None) != (self.proof is None):
+            raise ValueError("give both space and proof (the brute-force proof of the search), or neither")
+        return self
+
+    @field_validator("baselines")
+    @classmethod
+    def _unique_baselines(cls, v: list[BaselineSpec]) -> list[BaselineSpec]:
+        _refuse_duplicates([x.label for x in v], "baseline names")
+        return v
+
+
 Difficulty = Literal["easy", "medium", "hard"]
 
 
@@ -498,6 +547,9 @@ class ProblemFile(_Strict):
         default_factory=list, description="what every input satisfies: rules over the parameters, stated in "
         "the prompt and checked by the validator on every hidden and visible input")
     qa: QASpec | None = Field(None, description="Q&A mode: the seed of its instances and its choice questions")
+    scoring: ScoringSpec | None = Field(
+        None, description="search problems: the answer is a mapping judged on the host; the reference is the "
+        "reference search and the outputs are what it records per instance (best, proven, mapping)")
     solution: SourceSpec | None = Field(
         None, description="where the bundled correct solution comes from (default: solution.py of the problem)")
     simulator: str | SourceSpec | None = Field(
@@ -538,6 +590,18 @@ class ProblemFile(_Strict):
                     raise ValueError(f"{where}: without among, field must be a map output (its keys are the options)")
             if c.valid is not None and str(outputs[c.valid]) != "list[bool]":
                 raise ValueError(f"{where}: valid must name a list[bool] output")
+        return self
+
+    @model_validator(mode="after")
+    def _mapping_outputs(self) -> "ProblemFile":
+        if self.scoring is None:
+            return self
+        got = {f.name: f.type for f in self.outputs}
+        if got != MAPPING_OUTPUTS:
+            raise ValueError(f"a [scoring] problem records exactly the outputs {MAPPING_OUTPUTS} (the best known per "
+                             f"instance), got {got}")
+        if self.qa is not None:
+            raise ValueError("Q&A mode is not available for [scoring] problems yet")
         return self
 
     @field_validator("variants")
@@ -594,7 +658,7 @@ class DeclaredModule:
         """The module. Raises PackError naming it when its change no longer applies to the solution."""
         problem, spec = self.problem, self.spec
         where = problem.dir / PROBLEM_FILE
-        what = "variant" if self.table == "variants" else "partial model"
+        what = {"variants": "variant", "partial_models": "partial model"}.get(self.table, "baseline")
         if spec.file is not None:
             return _read_source(problem.dir / spec.file, where, f"{self.table}.{self.index}.file")
         solution = problem.solution_source
@@ -633,6 +697,18 @@ class PartialModel(DeclaredModule):
     @property
     def rule(self) -> str | None:
         return self.spec.rule
+
+
+@dataclass(frozen=True)
+class Baseline(DeclaredModule):
+    """A baseline search of a search problem (``[[scoring.baselines]]``)."""
+
+    spec: BaselineSpec
+    table = "scoring.baselines"
+
+    @property
+    def says(self) -> str:
+        return self.spec.says
 
 
 def _read_source(path: Path, where: Path, field: str) -> str:
@@ -704,6 +780,30 @@ class Problem:
     @property
     def variants(self) -> list[Variant]:
         return [Variant(self, i, v) for i, v in enumerate(self.data.variants)]
+
+    @property
+    def baselines(self) -> list[Baseline]:
+        """The baseline searches of a search problem (none for a pass/fail problem)."""
+        sc = self.data.scoring
+        return [Baseline(self, i, b) for i, b in enumerate(sc.baselines)] if sc else []
+
+    @property
+    def evaluator_fn(self) -> Callable[..., Any]:
+        """A search problem's evaluator, from the EVALUATORS of the pack's trusted code."""
+        sc = self.data.scoring
+        if sc is None:
+            raise PackError(self.dir / PROBLEM_FILE, "the problem declares no [scoring]", "scoring")
+        return self.trusted_table_fn("EVALUATORS", sc.evaluator, "scoring.evaluator")
+
+    def trusted_table_fn(self, table: str, key: str, field: str) -> Callable[..., Any]:
+        """A function of an optional table of the pack's trusted code (EVALUATORS, SPACES)."""
+        found = getattr(self.trusted.module, table, None)
+        fn = found.get(key) if isinstance(found, dict) else None
+        if not callable(fn):
+            known = ", ".join(sorted(found)) if isinstance(found, dict) else f"none (no {table} dict)"
+            raise PackError(self.dir / PROBLEM_FILE, f"unknown {table.lower()[:-1]} {key!r} (the pack's trusted "
+                            f"code defines: {known})", field)
+        return fn
 
     @property
     def partial_models(self) -> list[PartialModel]:
@@ -891,6 +991,9 @@ def load_pack(pack_dir: Path) -> Pack:
         if problem.id in seen:
             raise PackError(sub / PROBLEM_FILE, f"id {problem.id!r} is also used by {seen[problem.id]}", "id")
         seen[problem.id] = sub
+        if (problem.data.scoring is not None) != (pack.tier == "search"):
+            raise PackError(sub / PROBLEM_FILE, "a problem has a [scoring] table exactly when its pack's tier is "
+                            f"search (this pack's tier is {pack.tier})", "scoring")
         problems.append(problem)
     object.__setattr__(pack, "problems", tuple(problems))
     return pack

@@ -26,6 +26,15 @@ bool, list, dict; numpy scalars are accepted). Integers must be Python integers,
 Answer with the complete module in a single ```python fenced code block."""
 
 
+_MAPPING_INSTRUCTIONS = """\
+Write one self-contained Python 3.11 module that defines `{entry}` with exactly this signature.
+Use only the standard library and numpy. Do not read files, use the network or print anything
+that matters: only the returned value is graded. It is called once per hidden instance, with the
+arguments positionally in the order above. {limits}
+Return the mapping as a plain dict (str keys; lists of [str, int] loops; Python integers, not
+floats or booleans). Answer with the complete module in a single ```python fenced code block."""
+
+
 def _json(value: object) -> str:
     return json.dumps(value, separators=(", ", ": "))
 
@@ -37,9 +46,19 @@ def call_text(problem: Problem, args: Sequence[object]) -> str:
 
 
 def example_lines(problem: Problem, visible: Sequence[Vector]) -> list[str]:
-    """The "Examples" section: each visible input and what the function returns for it."""
+    """The "Examples" section: each visible input and what the function returns for it (for a
+    search problem: the best mapping known for that visible instance, and its objective)."""
     if not visible:
         return []
+    sc = problem.data.scoring
+    if sc is not None:
+        lines = ["", "## Examples", ""]
+        for n, v in enumerate(visible, 1):
+            best = v.expected["best"]
+            lines += [f"Example {n} (a shown instance, never a hidden one):", "", "```python",
+                      call_text(problem, v.args), f"# the best mapping known ({sc.objective} {best:.10g}; it scores 1)",
+                      v.expected["mapping"], "```", ""]
+        return lines
     lines = ["", "## Examples", ""]
     for n, v in enumerate(visible, 1):
         expected = {f.name: v.expected[f.name] for f in problem.data.outputs}
@@ -72,14 +91,22 @@ def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
     lines.append("Parameters:")
     for p in sig.params:
         lines.append(f"- `{p.name}` ({p.type}): {p.description}")
-    lines += ["", "Return a dict with exactly these keys:", "",
-              "| key | type | unit | how it is compared |", "|---|---|---|---|"]
-    for f in problem.data.outputs:
-        unit = f.unit or "-"
-        lines.append(f"| `{f.name}` | {f.parsed.describe()} | {unit} | {f.comparison()} |")
+    sc = problem.data.scoring
+    if sc is not None:
+        lines += ["", f"Return a mapping (a dict, the format's `mapping`). The grader checks it and computes its "
+                  f"{sc.objective} on its side; its score is the best known {sc.objective} divided by yours (0 when "
+                  f"the mapping is invalid), and an instance counts as solved within {sc.tolerance:.1%} of the best "
+                  "known."]
+    else:
+        lines += ["", "Return a dict with exactly these keys:", "",
+                  "| key | type | unit | how it is compared |", "|---|---|---|---|"]
+        for f in problem.data.outputs:
+            unit = f.unit or "-"
+            lines.append(f"| `{f.name}` | {f.parsed.describe()} | {unit} | {f.comparison()} |")
     lines += domain_lines(problem)
     lines += example_lines(problem, visible)
-    lines += ["## Answer format", "", _INSTRUCTIONS.format(entry=sig.entry_point, limits=limits_sentence(problem))]
+    template = _MAPPING_INSTRUCTIONS if sc is not None else _INSTRUCTIONS
+    lines += ["## Answer format", "", template.format(entry=sig.entry_point, limits=limits_sentence(problem))]
     return "\n".join(lines).rstrip() + "\n"
 
 

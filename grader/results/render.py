@@ -109,11 +109,41 @@ def render_summary(s: dict[str, Any], *, per_problem: bool = True, con: Any = No
                       f"{verdict_label(top)} ({fails[top]})" if fails else "-")
         con.print(p)
 
+    if s.get("search"):
+        _render_search(con, s["search"], per_problem)
     if "qa" in modes:
         _render_qa(con, s, per_problem)
     if s.get("gap"):
         _render_gap(con, s["gap"], per_problem)
     _render_revision(con, s)
+
+
+def _score(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _render_search(con: Any, q: dict[str, Any], per_problem: bool) -> None:
+    """Search problems: the mean score (best known / objective) and the instances at the best known."""
+    h, r = q["headline"], q["runs"]
+    t = table("metric", "value", "95% CI", "notes", title="search problems: score against the best known",
+              right=("value",))
+    ci = h["score_ci95"]
+    t.add_row("mean score", _score(h["score"]), f"[{_score(ci[0])}, {_score(ci[1])}]" if ci else "-",
+              f"{h['problems']} problems; mean over problems; CI by bootstrap over problems")
+    t.add_row("instances at the best known", pct(h["at_best"]), "-", "within each problem's tolerance")
+    t.add_row("run-to-run std", _score(r["std"]), "-", f"min {_score(r['min'])}, max {_score(r['max'])}")
+    if h.get("new_best"):
+        t.add_row("new best known", str(h["new_best"]), "-", "instances where a mapping beat the best known (capped at 1)")
+    con.print(t)
+    if per_problem:
+        p = table("problem", "n", "score", "95% CI", "at best", "pass@1", "min", "max", title="search per problem",
+                  right=("n", "score", "at best", "pass@1", "min", "max"))
+        for row in q["problems"]:
+            ci = row["score_ci95"]
+            p.add_row(row["problem"].split("/", 1)[-1], str(row["n"]), _score(row["score"]),
+                      f"[{_score(ci[0])}, {_score(ci[1])}]" if ci else "-", pct(row["at_best"]), pct(row["pass@1"]),
+                      _score(row["min"]), _score(row["max"]))
+        con.print(p)
 
 
 def _render_qa(con: Any, s: dict[str, Any], per_problem: bool) -> None:

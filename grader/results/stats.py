@@ -77,6 +77,10 @@ class Outcome:
     mode: str = "code"
     item: str = ""  # the Q&A item
     fields: tuple[tuple[str, bool], ...] = ()  # Q&A: (output field, answered correctly)
+    score: float | None = None  # search problems: mean over the instances of best known / objective
+    at_best: int = 0  # search problems: instances within the tolerance of the best known
+    instances: int = 0  # search problems: hidden instances scored
+    new_best: int = 0  # search problems: instances where the mapping beat the best known
 
 
 @dataclass(frozen=True)
@@ -353,3 +357,47 @@ def revision_stats(after: dict[int, Sequence[Outcome]]) -> dict:
     last = out_rounds[-1]
     return {"rounds": out_rounds, "overall": last["verdict"] if len(out_rounds) > 1 else "",
             "final_change": last["change"], "final_change_ci95": last["change_ci95"]}
+
+
+# ------------------------------------------------------------------------------------------
+# search problems: continuous scores against the best known (docs/mapper.md)
+# ------------------------------------------------------------------------------------------
+
+def summarize_scores(outcomes: Sequence[Outcome]) -> dict | None:
+    """Mean score per problem (95% bootstrap CI over its samples), the share of instances at the
+    best known, the run-to-run spread and the headline (mean over problems, CI by bootstrap over
+    problems), for the search problems among ``outcomes`` (those of tier ``search`` or carrying
+    a score). A counted sample without a score (no code, a load error) scores 0. None when the
+    run has no search problem."""
+    rows = [o for o in outcomes if o.counted and (o.tier == "search" or o.score is not None)]
+    if not rows:
+        return None
+    by_problem: dict[str, list[Outcome]] = defaultdict(list)
+    for o in rows:
+        by_problem[o.problem].append(o)
+    problems = []
+    for pid in sorted(by_problem, key=natural_key):
+        os_ = sorted(by_problem[pid], key=lambda o: o.sample)
+        scores = [o.score or 0.0 for o in os_]
+        inst = sum(o.instances for o in os_)
+        problems.append({
+            "problem": pid, "family": os_[0].family, "tier": os_[0].tier, "n": len(os_),
+            "score": sum(scores) / len(scores), "score_ci95": list(ci) if (ci := bootstrap_ci(scores)) else None,
+            "pass@1": sum(o.passed for o in os_) / len(os_),
+            "at_best": sum(o.at_best for o in os_) / inst if inst else 0.0,
+            "new_best": sum(o.new_best for o in os_),
+            "min": min(scores), "max": max(scores),
+        })
+    means = [p["score"] for p in problems]
+    per_run: dict[int, list[float]] = defaultdict(list)
+    for o in rows:
+        per_run[o.sample].append(o.score or 0.0)
+    inst = sum(o.instances for o in rows)
+    return {
+        "headline": {"problems": len(problems), "score": sum(means) / len(means),
+                     "score_ci95": list(ci) if (ci := bootstrap_ci(means)) else None,
+                     "at_best": sum(o.at_best for o in rows) / inst if inst else 0.0,
+                     "new_best": sum(o.new_best for o in rows)},
+        "runs": spread([sum(v) / len(v) for _, v in sorted(per_run.items())]).to_json(),
+        "problems": problems,
+    }

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .runs import RunDir, RunManifest, record_key, sample_key
-from .stats import Outcome, mode_gap, revision_stats, summarize, summarize_qa
+from .stats import Outcome, mode_gap, revision_stats, summarize, summarize_qa, summarize_scores
 
 
 @dataclass
@@ -102,7 +102,10 @@ def load_run(path: Path) -> LoadedRun:
         return Outcome(problem=pid, sample=s, passed=grade["verdict"] in PASSING, verdict=grade["verdict"],
                        family=m.family if m else "", difficulty=m.difficulty if m else "",
                        counted=grade["verdict"] != "infra_error", tier=m.tier if m else "", mode=mode, item=item,
-                       fields=_fields(grade) if mode == "qa" else ())
+                       fields=_fields(grade) if mode == "qa" else (), score=grade.get("score"),
+                       at_best=sum(bool(i.get("at_best")) for i in grade.get("instances") or ()),
+                       instances=len(grade.get("instances") or ()),
+                       new_best=sum(bool(i.get("new_best")) for i in grade.get("instances") or ()))
 
     outcomes, qa_outcomes = [], []
     regrades: dict[tuple[str, int], list[str]] = {}
@@ -150,6 +153,9 @@ def run_summary(loaded: LoadedRun) -> dict[str, Any]:
     }
     if m.source == "demo" and m.notes:
         s["run"]["notice"] = m.notes[0]  # the demo model's notice, written into the manifest
+    search = summarize_scores(loaded.outcomes)
+    if search is not None:
+        s["search"] = search
     if "qa" in m.modes:
         s["qa"] = summarize_qa(loaded.qa_outcomes)
     if "qa" in m.modes and "code" in m.modes:

@@ -11,7 +11,8 @@ A completion is a string or chat messages (a list of ``{"role", "content"}`` dic
 dict): the assistant messages' text is graded. The code is extracted exactly as in ``eval``
 (no code is a ``no_code`` verdict), run in the sandbox on the problem's hidden vectors and scored
 on the host: 1.0 for ``pass`` and 0.0 otherwise; with ``partial=True`` the share of hidden
-vectors passed. An ``infra_error`` (the engine failed, retried and gave up) is not the model's
+vectors passed, or for a search problem (docs/mapper.md) its score: the mean over the hidden
+instances of best known / objective of the returned mapping. An ``infra_error`` (the engine failed, retried and gave up) is not the model's
 fault: its reward is ``infra_reward`` (0.0 unless set; None to leave it out of a trainer's sum)
 and its verdict says so.
 
@@ -239,6 +240,8 @@ class Rewarder:
     def reward(self, g: Grade, partial: bool = False) -> float | None:
         if g.verdict is Verdict.INFRA_ERROR:
             return self.infra_reward
+        if partial and g.score is not None:
+            return g.score  # a search problem: the mean score over its instances is the dense reward
         if g.passed:
             return 1.0
         if partial and g.fields and g.vectors_total == 1 and g.verdict is not Verdict.NO_ANSWER:

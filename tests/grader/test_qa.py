@@ -98,7 +98,8 @@ def test_items_are_deterministic_and_never_a_hidden_input(catalog):
 
 
 def test_every_problem_of_every_pack_has_qa_items(catalog):
-    missing = [p.qualified_id for p in catalog.problems() if p.data.qa is None]
+    # search problems (tier search) are code mode only until their Q&A mode is built (docs/mapper.md)
+    missing = [p.qualified_id for p in catalog.problems() if p.data.qa is None and p.data.scoring is None]
     assert not missing, f"problems without a [qa] table: {missing}"
 
 

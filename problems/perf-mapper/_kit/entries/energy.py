@@ -1,0 +1,4 @@
+
+
+def map_gemm(workload, architecture):
+    return search(workload, architecture, "energy")

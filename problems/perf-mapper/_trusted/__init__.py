@@ -1,0 +1,18 @@
+"""The perf-mapper pack's trusted code: reference searches, evaluators and input generators.
+
+Each module defines ``REFERENCES``, ``GENERATORS`` and ``EVALUATORS`` with keys that start with
+the module's name; this package merges them. ``EVALUATORS`` are named by problem.toml's
+``[scoring] evaluator``: they judge a returned mapping on the host (docs/mapper.md). Host only:
+nothing here ever reaches a candidate.
+"""
+
+from reference_models.registry import merge
+
+from . import mapper
+
+_MODULES = (mapper,)
+
+REFERENCES = merge(_MODULES, "REFERENCES")
+GENERATORS = merge(_MODULES, "GENERATORS")
+EVALUATORS = merge(_MODULES, "EVALUATORS")
+SPACES = merge(_MODULES, "SPACES")

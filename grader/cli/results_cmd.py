@@ -190,6 +190,8 @@ def _print_body(con, r: dict[str, Any], g: dict[str, Any], code: str | None, ans
             con.print(f"  {f['error_type']}: {f.get('error_message', '')}")
             if f.get("traceback"):
                 con.print(f.get("traceback").rstrip(), markup=False, highlight=False)
+    if g.get("instances"):
+        _print_instances(con, r, g["instances"])
     if mode == "qa":
         return
     if g.get("output_tail"):
@@ -199,6 +201,47 @@ def _print_body(con, r: dict[str, Any], g: dict[str, Any], code: str | None, ans
     con.print(f"resources: cpu {g.get('cpu_s', 0):.3f}s, wall {g.get('wall_s', 0):.3f}s, peak memory {rss}"
               + (f", stopped by {g['stop_reason']}: {g.get('stop_detail', '')}" if g.get("stop_reason") else "")
               + f"; vectors passed {g.get('vectors_passed', 0)}/{g.get('vectors_total', 0)}")
+
+
+def _print_instances(con, r: dict[str, Any], instances: list[dict[str, Any]]) -> None:
+    """A search problem's sample: every instance's objective against the best known, then the
+    worst instance's returned mapping beside the best known one."""
+    t = table("instance", "objective", "best known", "score", "at best", "note", right=("objective", "best known", "score"))
+    for i in instances:
+        note = i.get("invalid") or i.get("error") or ("new best known" if i.get("new_best") else "")
+        t.add_row(i["vector"], "-" if i.get("objective") is None else f"{i['objective']:.6g}",
+                  f"{i['best']:.6g}" + ("" if i.get("proven") else " (not proven)"), f"{i['score']:.3f}",
+                  "yes" if i.get("at_best") else "no", note[:80])
+    con.print(t)
+    shown = [i for i in instances if i.get("mapping")]
+    if not shown:
+        return
+    worst = min(shown, key=lambda i: i["score"])
+    con.print(f"returned mapping on {worst['vector']} (score {worst['score']:.3f}):")
+    con.print(worst["mapping"], markup=False, highlight=False)
+    best = _best_known_mapping(r, worst["vector"])
+    con.print(f"best known mapping on {worst['vector']}:" if best else
+              "best known mapping: not shown (the problem changed since the run, or its vectors cannot be made here)")
+    if best:
+        con.print(best, markup=False, highlight=False)
+
+
+def _best_known_mapping(r: dict[str, Any], vector: str) -> str:
+    """The best known mapping of a hidden instance, from the problem's vectors as the run graded
+    them (same content hash and instance seed); "" when they cannot be had."""
+    from ..errors import GraderError
+    from ..packs import vectors
+    from ..packs.problems import Catalog
+
+    try:
+        p = Catalog().find(r["problem"])
+        if p.content_hash != r.get("content_hash"):
+            return ""
+        vs = vectors.load(p, instance_seed=r.get("instance_seed"))
+    except (GraderError, OSError):
+        return ""
+    v = next((v for v in vs.hidden if v.id == vector), None)
+    return str(v.expected.get("mapping", "")) if v is not None else ""
 
 
 def _short(v: Any, n: int = 60) -> str:

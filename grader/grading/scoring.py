@@ -443,6 +443,20 @@ class InstanceScore(_Rec):
     new_best: bool = False  # better than the best known (only possible where it is not proven)
     invalid: str = ""  # "invalid_mapping: <reason>"
     error: str = ""  # the candidate raised, or never answered this instance
+    # the returned mapping as compact JSON (cut at MAPPING_KEPT characters), kept for the audit
+    # where the instance is not at the best known
+    mapping: str = ""
+
+
+MAPPING_KEPT = 2000
+
+
+def _kept(value: Any) -> str:
+    try:
+        text = json.dumps(value, separators=(",", ":"), sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= MAPPING_KEPT else text[:MAPPING_KEPT - 3] + "..."
 
 
 def instance_score(objective: float, best: float, tolerance: float) -> tuple[float, bool, bool]:
@@ -503,12 +517,13 @@ def grade_mapping(result: ExecResult, vectors: Sequence[Vector], problem: Any) -
             continue
         invalid, obj = _judge(evaluator, case.value, vec, sc.max_bytes)
         if invalid:
-            instances.append(InstanceScore(vector=vec.id, score=0.0, best=best, proven=proven, invalid=invalid))
+            instances.append(InstanceScore(vector=vec.id, score=0.0, best=best, proven=proven, invalid=invalid,
+                                           mapping=_kept(case.value)))
             continue
         assert obj is not None
         s, at, new = instance_score(obj, best, sc.tolerance)
         instances.append(InstanceScore(vector=vec.id, score=s, best=best, proven=proven, objective=obj,
-                                       at_best=at, new_best=new))
+                                       at_best=at, new_best=new, mapping="" if at else _kept(case.value)))
     score = sum(i.score for i in instances) / total if total else 0.0
     at_best = sum(i.at_best for i in instances)
     failed = [i.vector for i in instances if not i.at_best]

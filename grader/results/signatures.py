@@ -50,6 +50,13 @@ def signature(grade: dict[str, Any]) -> str:
     v = grade.get("verdict", "")
     if v == "pass":
         return ""
+    instances = grade.get("instances") or []
+    if v == "wrong_answer" and instances:  # a search problem: below the best known, or invalid mappings
+        below = sum(1 for i in instances if not i.get("at_best") and not i.get("invalid") and not i.get("error"))
+        parts = ([f"below the best known on {'every' if below == len(instances) else 'some'} instance"]
+                 if below else [])
+        parts += sorted({_generic(i["invalid"]) for i in instances if i.get("invalid")})
+        return f"{v}: " + "; ".join(parts)
     if v in ("wrong_answer", "wrong_type"):
         fields = grade.get("fields") or {}
         parts = [f"{name} {field_pattern(s)}" for name, s in sorted(fields.items()) if s.get("failed")]

@@ -216,6 +216,7 @@ def failing_records(
     m = run.manifest
     titles = {p.id: p.title for p in m.problems}
     tiers = {p.id: p.tier for p in m.problems}
+    hashes = {p.id: p.content_hash for p in m.problems}
     out = []
     for rec in iter_samples(run):
         g = rec.final_grade
@@ -244,5 +245,6 @@ def failing_records(
             "verdict": g["verdict"], "reason": g["reason"], "signature": signature(g),
             "code": comp.get("code"), "answer": comp.get("answer"), "text": comp.get("text"),
             "extraction": comp.get("extraction"), "grade": g, "rounds": history,
+            "content_hash": hashes.get(rec.problem, ""), "instance_seed": m.instance_seed,
         })
     return out

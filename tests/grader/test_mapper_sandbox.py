@@ -13,6 +13,7 @@ from grader.cli import main
 from grader.grading.execution import grade_source
 from grader.grading.scoring import Verdict
 from grader.packs.problems import Catalog
+from grader.packs import vectors
 from grader.packs.vectors import Vector, plain
 from grader.results.runs import RunDir
 
@@ -110,3 +111,15 @@ def test_eval_journals_the_score_and_report_shows_it(problem, tmp_path, capsys):
     assert main(["report", str(tmp_path / "runs" / "mapper")]) == 0
     out = capsys.readouterr().out
     assert "search problems: score against the best known" in out and f"{row['score']:.3f}" in out
+
+    # audit: every instance against the best known, the worst returned mapping beside the best one
+    assert all(i["mapping"] for i in g0["instances"])  # none at the best known: each kept
+    assert main(["audit", str(tmp_path / "runs" / "mapper"), "--verdict", "wrong_answer", "--no-code"]) == 0
+    out = capsys.readouterr().out
+    assert "signature: wrong_answer: below the best known on every instance" in out
+    first = g0["instances"][0]
+    assert first["vector"] in out and f"{first['best']:.6g}" in out
+    worst = min(g0["instances"], key=lambda i: i["score"])
+    assert f"returned mapping on {worst['vector']}" in out and f"best known mapping on {worst['vector']}:" in out
+    best = next(v for v in vectors.load(problem).hidden if v.id == worst["vector"]).expected["mapping"]
+    assert best in out.replace("\n", "")

@@ -387,7 +387,9 @@ def _small_array(rng: Any) -> dict[str, Any]:
 
 
 def gen_weight_stationary(rng: Any, real: bool = False, groups: Sequence[str] = ("bert-base", "llama-prefill", "llama-decode"),
-                          archs: Sequence[str] = ("tpu-like", "nvdla-like")) -> dict[str, Any]:
+                          archs: Sequence[str] = ("tpu-like", "nvdla-like"), split: float = 0.0) -> dict[str, Any]:
+    """``split``: the probability of splitting each temporal loop of a small instance into several
+    loops of its dimension at its level (outer ones may overshoot: empty iterations)."""
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _strip(pm_shapes.architecture(str(pm_draw._pick(rng, archs))))
@@ -405,6 +407,8 @@ def gen_weight_stationary(rng: Any, real: bool = False, groups: Sequence[str] = 
         spatial = {3: [[], ["N", "K", "M"], []], 4: [[], ["K", "M"], ["N", "M"], []]}[depth]
         mapping = pm_draw.draw_mapping(rng, wl, arch, pm_draw.forced_bypass(arch), imperfect_p=0.3,
                                        spatial_p=0.8, spatial_dims=spatial)
+        if split:
+            mapping = _split(rng, wl, arch, mapping, split)
         return {"workload": wl, "architecture": arch, "mapping": _weight_stationary(mapping, rng)}
     return _bounded(rng, draw, 1500)
 

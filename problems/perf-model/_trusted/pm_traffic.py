@@ -114,6 +114,18 @@ def _batched(rng: Any, wl: dict[str, Any]) -> dict[str, Any]:
     return wl
 
 
+def _large_real(rng: Any, arch: dict[str, Any], groups: Sequence[str], reference, bypass_p: float = 0.2,
+                imperfect_p: float = 0.35, spatial_p: float = 0.8) -> dict[str, Any]:
+    """A real layer of ``groups`` (a conv at a batch of 1 to 8) on ``arch`` under any mapping,
+    redrawn until some count of its answer reaches 2^31."""
+    def big():
+        wl = _batched(rng, pm_draw.real_layer(rng, groups))
+        bypass = pm_draw.draw_bypass(rng, arch, bypass_p)
+        return {"workload": wl, "architecture": arch,
+                "mapping": pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=imperfect_p, spatial_p=spatial_p)}
+    return _past_int32(rng, big, reference)
+
+
 # ------------------------------------------------------------------------------------------
 # F4: GEMM DRAM traffic on a buffer + DRAM hierarchy (elements)
 # ------------------------------------------------------------------------------------------
@@ -199,9 +211,14 @@ def ref_window_input_traffic(workload: dict, architecture: dict, mapping: dict) 
 
 def gen_window_input_traffic(rng: Any, real: bool = False,
                              groups: Sequence[str] = ("resnet50-strided", "deeplabv3-dilated"),
-                             split: float = 0.0) -> dict[str, Any]:
+                             split: float = 0.0, large: float = 0.0) -> dict[str, Any]:
     """``split``: the probability of splitting each temporal loop of a small instance into several
-    loops of its dimension at its level (outer ones may overshoot: empty iterations)."""
+    loops of its dimension at its level (outer ones may overshoot: empty iterations); ``large``
+    (with ``real``): the probability of a real layer under any mapping instead, one whose counts
+    reach 2^31."""
+    if real and large and _side_draw(rng) < large:
+        return _large_real(rng, _strip(pm_shapes.architecture("eyeriss-like")), groups, ref_window_input_traffic,
+                           bypass_p=0.25, imperfect_p=0.25)
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _strip(pm_shapes.architecture("eyeriss-like"))

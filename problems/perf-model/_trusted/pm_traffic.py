@@ -290,9 +290,14 @@ def _small_simba(rng: Any) -> dict[str, Any]:
 
 def gen_simba_accesses(rng: Any, real: bool = False,
                        groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base"),
-                       split: float = 0.0) -> dict[str, Any]:
+                       split: float = 0.0, large: float = 0.0) -> dict[str, Any]:
     """``split``: the probability of splitting each temporal loop of a small instance into several
-    loops of its dimension at its level (outer ones may overshoot: empty iterations)."""
+    loops of its dimension at its level (outer ones may overshoot: empty iterations); ``large``
+    (with ``real``): the probability of a real layer (a ResNet-50 conv at batch 1 to 8, a Llama
+    prefill projection) under any mapping instead, one whose counts reach 2^31."""
+    if real and large and _side_draw(rng) < large:
+        return _large_real(rng, _strip(pm_shapes.architecture("simba-like")), ("resnet50", "llama-prefill"),
+                           ref_level_accesses, imperfect_p=0.25)
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _strip(pm_shapes.architecture("simba-like"))

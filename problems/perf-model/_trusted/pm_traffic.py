@@ -114,6 +114,18 @@ def _batched(rng: Any, wl: dict[str, Any]) -> dict[str, Any]:
     return wl
 
 
+def _large_real(rng: Any, arch: dict[str, Any], groups: Sequence[str], reference, bypass_p: float = 0.2,
+                imperfect_p: float = 0.35, spatial_p: float = 0.8) -> dict[str, Any]:
+    """A real layer of ``groups`` (a conv at a batch of 1 to 8) on ``arch`` under any mapping,
+    redrawn until some count of its answer reaches 2^31."""
+    def big():
+        wl = _batched(rng, pm_draw.real_layer(rng, groups))
+        bypass = pm_draw.draw_bypass(rng, arch, bypass_p)
+        return {"workload": wl, "architecture": arch,
+                "mapping": pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=imperfect_p, spatial_p=spatial_p)}
+    return _past_int32(rng, big, reference)
+
+
 # ------------------------------------------------------------------------------------------
 # F4: GEMM DRAM traffic on a buffer + DRAM hierarchy (elements)
 # ------------------------------------------------------------------------------------------
@@ -199,9 +211,14 @@ def ref_window_input_traffic(workload: dict, architecture: dict, mapping: dict) 
 
 def gen_window_input_traffic(rng: Any, real: bool = False,
                              groups: Sequence[str] = ("resnet50-strided", "deeplabv3-dilated"),
-                             split: float = 0.0) -> dict[str, Any]:
+                             split: float = 0.0, large: float = 0.0) -> dict[str, Any]:
     """``split``: the probability of splitting each temporal loop of a small instance into several
-    loops of its dimension at its level (outer ones may overshoot: empty iterations)."""
+    loops of its dimension at its level (outer ones may overshoot: empty iterations); ``large``
+    (with ``real``): the probability of a real layer under any mapping instead, one whose counts
+    reach 2^31."""
+    if real and large and _side_draw(rng) < large:
+        return _large_real(rng, _strip(pm_shapes.architecture("eyeriss-like")), groups, ref_window_input_traffic,
+                           bypass_p=0.25, imperfect_p=0.25)
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _strip(pm_shapes.architecture("eyeriss-like"))
@@ -273,9 +290,14 @@ def _small_simba(rng: Any) -> dict[str, Any]:
 
 def gen_simba_accesses(rng: Any, real: bool = False,
                        groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base"),
-                       split: float = 0.0) -> dict[str, Any]:
+                       split: float = 0.0, large: float = 0.0) -> dict[str, Any]:
     """``split``: the probability of splitting each temporal loop of a small instance into several
-    loops of its dimension at its level (outer ones may overshoot: empty iterations)."""
+    loops of its dimension at its level (outer ones may overshoot: empty iterations); ``large``
+    (with ``real``): the probability of a real layer (a ResNet-50 conv at batch 1 to 8, a Llama
+    prefill projection) under any mapping instead, one whose counts reach 2^31."""
+    if real and large and _side_draw(rng) < large:
+        return _large_real(rng, _strip(pm_shapes.architecture("simba-like")), ("resnet50", "llama-prefill"),
+                           ref_level_accesses, imperfect_p=0.25)
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _strip(pm_shapes.architecture("simba-like"))
@@ -387,7 +409,9 @@ def _small_array(rng: Any) -> dict[str, Any]:
 
 
 def gen_weight_stationary(rng: Any, real: bool = False, groups: Sequence[str] = ("bert-base", "llama-prefill", "llama-decode"),
-                          archs: Sequence[str] = ("tpu-like", "nvdla-like")) -> dict[str, Any]:
+                          archs: Sequence[str] = ("tpu-like", "nvdla-like"), split: float = 0.0) -> dict[str, Any]:
+    """``split``: the probability of splitting each temporal loop of a small instance into several
+    loops of its dimension at its level (outer ones may overshoot: empty iterations)."""
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = _strip(pm_shapes.architecture(str(pm_draw._pick(rng, archs))))
@@ -405,6 +429,8 @@ def gen_weight_stationary(rng: Any, real: bool = False, groups: Sequence[str] = 
         spatial = {3: [[], ["N", "K", "M"], []], 4: [[], ["K", "M"], ["N", "M"], []]}[depth]
         mapping = pm_draw.draw_mapping(rng, wl, arch, pm_draw.forced_bypass(arch), imperfect_p=0.3,
                                        spatial_p=0.8, spatial_dims=spatial)
+        if split:
+            mapping = _split(rng, wl, arch, mapping, split)
         return {"workload": wl, "architecture": arch, "mapping": _weight_stationary(mapping, rng)}
     return _bounded(rng, draw, 1500)
 

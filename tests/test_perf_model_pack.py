@@ -173,6 +173,44 @@ def test_the_pilot_completions_cover_every_problem_five_times():
 # ------------------------------------------------------------------------------------------
 
 @pytest.mark.docker
+def test_the_pilot_completions_get_the_verdicts_the_readme_reports(tmp_path):
+    """Regrading pilots.jsonl through the sandbox gives, per problem and condition, the passes the
+    README's pilots table reports: a change to a problem's vectors, its comparison or the grader
+    that turns a pilot's verdict shows here (every hidden vector added since piloting included)."""
+    import json
+
+    from grader.cli import main
+    from grader.results.runs import RunDir
+
+    rows = [json.loads(line) for line in (PACK_DIR / "pilots.jsonl").read_text().splitlines()]
+    condition = {(r["problem"], r["sample"]): r["condition"] for r in rows}
+    samples = 1 + max(r["sample"] for r in rows)
+    assert main(["eval", "--completions", str(PACK_DIR / "pilots.jsonl"), "--pack", "perf-model",
+                 "--samples", str(samples), "--runs-dir", str(tmp_path), "--name", "pilots", "--quiet"]) == 0
+    got: dict[tuple[str, str], list[int]] = {}
+    graded = set()
+    for rec in RunDir.open(tmp_path / "pilots").journal.records():
+        if rec["type"] != "grade":
+            continue
+        key = (rec["problem"], rec["sample"])
+        graded.add(key)
+        tally = got.setdefault((rec["problem"], condition[key]), [0, 0])
+        tally[0] += rec["grade"]["verdict"] == "pass"
+        tally[1] += 1
+    assert graded == set(condition)
+    table = _section((PACK_DIR / "README.md").read_text(), "Pilots")
+    reported = 0
+    for line in table.splitlines():
+        m = re.match(r"\| `([^`]+)` \| (\d+) of (\d+) \| (\d+) of (\d+) \|", line)
+        if not m:
+            continue
+        pid = f"perf-model/{m[1]}"
+        assert got[(pid, "one-shot")] == [int(m[2]), int(m[3])], f"{pid} one-shot"
+        assert got[(pid, "checked")] == [int(m[4]), int(m[5])], f"{pid} checked"
+        reported += 1
+    assert reported == len(PROBLEMS)
+
+@pytest.mark.docker
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
 def test_problem_is_sound(problem, handle):
     from grader.grading.validate import validate_problem

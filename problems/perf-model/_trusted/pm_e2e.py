@@ -501,15 +501,28 @@ def gen_array_cycles(rng: Any, real: bool = False,
 # F9: bandwidth-throttled latency
 # ------------------------------------------------------------------------------------------
 
+def _narrowed(bandwidth: dict[str, Any], top: int) -> dict[str, Any]:
+    """``bandwidth`` with every limit capped at ``top`` words per cycle."""
+    for lv in bandwidth["levels"]:
+        for key in ("read_words_per_cycle", "write_words_per_cycle", "shared_words_per_cycle"):
+            if lv[key] is not None:
+                lv[key] = min(lv[key], top)
+    return bandwidth
+
+
 def gen_throttled_latency(rng: Any, real: bool = False,
                           groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base", "llama-prefill"),
-                          archs: Sequence[str] = ("eyeriss-like-4level", "simba-like", "nvdla-like")) -> dict[str, Any]:
+                          archs: Sequence[str] = ("eyeriss-like-4level", "simba-like", "nvdla-like"),
+                          narrow_ports: int = 0) -> dict[str, Any]:
+    """``narrow_ports`` (real layers): cap every limit of the architecture's table at that many
+    words per cycle, so that a level needs billions of cycles (past 2^31)."""
     if real:
         wl = pm_draw.real_layer(rng, groups)
         arch = architecture(str(_pick(rng, archs)))
         mapping = _real_mapping(rng, wl, arch)
+        bandwidth = copy.deepcopy(BANDWIDTH[arch["name"]])
         return {"workload": wl, "architecture": arch, "mapping": mapping,
-                "bandwidth": copy.deepcopy(BANDWIDTH[arch["name"]])}
+                "bandwidth": _narrowed(bandwidth, narrow_ports) if narrow_ports else bandwidth}
 
     def draw():
         wl = pm_draw.small_conv(rng, "conv", max_pq=5) if rng.random() < 0.5 else pm_draw.small_gemm(rng, 8)

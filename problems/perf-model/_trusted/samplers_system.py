@@ -12,6 +12,7 @@ tiny to the real layers the specs name. ``sample(rng, **options) -> {parameter: 
 
 from __future__ import annotations
 
+import copy
 from math import prod
 from typing import Any
 
@@ -435,7 +436,164 @@ def sample_best_tiling_search(rng: Any, real_share: float = 0.15) -> dict[str, A
     return {"workload": wl, "architecture": arch, "space": {"spatial_options": options, "factors": factors}}
 
 
+# ------------------------------------------------------------------------------------------
+# F10: layer energy on a named hierarchy (per-block energies)
+# ------------------------------------------------------------------------------------------
+
+# DeepLabV3's dilated convolutions at a 28 x 28 feature map: (C, K, filter, padding = dilation).
+DILATED = ((256, 256, 3, 2), (512, 512, 3, 4), (256, 256, 3, 6), (256, 256, 3, 12), (2048, 256, 3, 18))
+
+
+def _real_dilated(rng: Any) -> dict[str, Any]:
+    c, k, rs, dil = _pick(rng, DILATED)
+    hw = int(_pick(rng, (28, 33, 65)))
+    return {"name": "sampled.real-dilated", "shape": "conv",
+            "dims": {"N": 1, "K": k, "C": c, "P": hw, "Q": hw, "R": rs, "S": rs}, "input_hw": [hw, hw],
+            "stride": [1, 1], "dilation": [dil, dil], "padding": [dil, dil], "bits": _bits(rng)}
+
+
+def _holds(cap: Any) -> tuple[str, ...]:
+    return tuple(t for t in TENSORS if t in cap) if isinstance(cap, dict) else TENSORS
+
+
+def energy_table(rng: Any, arch: dict[str, Any]) -> dict[str, Any]:
+    """Per-block energies for ``arch``: blocks of 1 to 64 words per tensor (often all alike),
+    read, fill and update energies from hundredths of a pJ to hundreds, any order between
+    levels; an update energy wherever the level can hold O."""
+    depth = len(arch["levels"])
+
+    def pj(i: int) -> float:
+        if rng.random() < 0.2:
+            return float(int(_pick(rng, (1, 2, 4, 8, 512))))
+        return int(rng.integers(1, 100_000)) / 1000 * (10 ** (2 * i / max(1, depth - 1)) if rng.random() < 0.7 else 1)
+
+    levels = []
+    for i, lv in enumerate(arch["levels"]):
+        held = _holds(lv["capacity_bytes"])
+        one = rng.random() < 0.5
+        b0 = int(_pick(rng, (1, 2, 3, 4, 8, 16, 32, 64)))
+        entry: dict[str, Any] = {
+            "name": lv["name"],
+            "block_words": {t: b0 if one else int(_pick(rng, (1, 1, 2, 3, 4, 5, 8, 16, 32, 64))) for t in held},
+            "read_pj": {t: pj(i) for t in held},
+            "fill_pj": {t: pj(i) for t in held},
+        }
+        if "O" in held:
+            entry["update_pj"] = pj(i)
+        levels.append(entry)
+    return {"mac_pj": int(rng.integers(1, 2000)) / 1000, "levels": levels}
+
+
+EYERISS_LEVELS = ("RF", "ColumnBuffer", "GLB", "DRAM")
+SIMBA_LEVELS = ("WeightReg", "PEBuffer", "PEInputBuffer", "GlobalBuffer", "DRAM")
+
+
+def _named_architecture(rng: Any, names: tuple[str, ...], caps: list[Any], fans: list[list[int]]) -> dict[str, Any]:
+    """``names`` levels with the given capacities and fanouts, or (now and then) any fanout at any
+    on-chip level and any capacity, partitions possibly missing a tensor; multiple buffering."""
+    levels = []
+    anyfan = rng.random() < 0.25
+    for i, n in enumerate(names):
+        last = i == len(names) - 1
+        fan = [1, 1] if last else ([_log(rng, 1, 8), _log(rng, 1, 8)] if anyfan else list(fans[i]))
+        cap = None if last else caps[i]
+        if not last and rng.random() < 0.15:
+            cap = ({t: _log(rng, 1, 1 << 16) for t in TENSORS if rng.random() < 0.8} or {"O": 64}) if rng.random() < 0.5 \
+                else _log(rng, 1, 1 << 18)
+        lv: dict[str, Any] = {"name": n, "capacity_bytes": cap, "fanout": fan}
+        if not last and rng.random() < 0.25:
+            lv["multiple_buffering"] = int(_pick(rng, (1, 2, 2, 3)))
+        levels.append(lv)
+    return {"name": "sampled-" + names[0].lower(), "levels": levels}
+
+
+def sample_eyeriss_energy(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+    """perf-model/f10-eyeriss-layer-energy: a conv or depthwise layer (ResNet-50, MobileNetV2
+    pointwise, DeepLabV3 dilated, or small with any stride, dilation and padding) on the four
+    Eyeriss-like levels (RF partitions, column buffers along Y, GLB along X, or any fanout and
+    capacity), bypass anywhere on chip, any mapping, any per-block energy table."""
+    r = rng.random()
+    if r < real_share * 0.25:
+        wl = _real_dilated(rng)
+    else:
+        wl = workload(rng, ("conv", "conv", "depthwise"), real_share)
+    big = rng.random() < 0.5
+    caps = [{"I": _log(rng, 1, 64), "W": _log(rng, 1, 512), "O": _log(rng, 1, 64)}, _log(rng, 1, 4096),
+            _log(rng, 1, 1 << 18)]
+    fans = [[1, 1], [1, _log(rng, 1, 12 if big else 4)], [_log(rng, 1, 14 if big else 4), 1]]
+    arch = _named_architecture(rng, EYERISS_LEVELS, caps, fans)
+    return {"workload": wl, "architecture": arch, "mapping": mapping(rng, wl, arch, bypass_p=0.25, spatial_p=0.8),
+            "energy": energy_table(rng, arch)}
+
+
+def sample_simba_energy(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+    """perf-model/f10-simba-vector-energy: a conv or matrix product (ResNet-50, MobileNetV2,
+    BERT-base or Llama projections, or small with any window) on the five Simba-like levels
+    (weight registers, PE weight / psum buffers, PE input buffers, a global buffer, DRAM; their
+    partitions and fanouts, or any), bypass beyond the missing partitions, spatial loops at
+    every level that fans out, any mapping, any per-block energy table."""
+    wl = workload(rng, ("conv", "gemm"), real_share)
+    big = rng.random() < 0.5
+    caps = [{"W": _log(rng, 1, 4)}, {"W": _log(rng, 1, 1 << 15), "O": _log(rng, 1, 1 << 10)},
+            {"I": _log(rng, 1, 1 << 16)}, _log(rng, 1, 1 << 17)]
+    fans = [[1, _log(rng, 1, 4)], [1, _log(rng, 1, 8 if big else 3)], [1, _log(rng, 1, 8 if big else 4)],
+            [_log(rng, 1, 16 if big else 4), 1]]
+    arch = _named_architecture(rng, SIMBA_LEVELS, caps, fans)
+    return {"workload": wl, "architecture": arch, "mapping": mapping(rng, wl, arch, bypass_p=0.15, spatial_p=0.85),
+            "energy": energy_table(rng, arch)}
+
+
+# ------------------------------------------------------------------------------------------
+# F13: three dataflows of one layer on one array
+# ------------------------------------------------------------------------------------------
+
+STATIONARY = {"input_stationary": "I", "output_stationary": "O", "weight_stationary": "W"}
+
+
+def _whole_bytes(wl: dict[str, Any]) -> dict[str, int]:
+    """Per tensor, the bytes of the whole tensor (the input with its padding): a capacity that
+    holds any tile of it."""
+    d = wl["dims"]
+    if wl["shape"] == "gemm":
+        words = {"I": d["M"] * d["K"], "W": d["K"] * d["N"], "O": d["M"] * d["N"]}
+    else:
+        h, w = wl["input_hw"]
+        ph, pw = wl["padding"]
+        words = {"I": d["N"] * d["C"] * (h + 2 * ph) * (w + 2 * pw), "W": d["K"] * d["C"] * d["R"] * d["S"],
+                 "O": d["N"] * d["K"] * d["P"] * d["Q"]}
+    return {t: -(-words[t] * (wl["bits"]["psum"] if t == "O" else wl["bits"][t]) // 8) for t in TENSORS}
+
+
+def sample_dataflow_comparison(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+    """perf-model/f13-dataflow-energy-cycles: a conv (any window) or matrix product (small to a
+    real ResNet-50, MobileNetV2 or BERT-base / Llama one) on RF (partitions), GLB (any fanout)
+    and DRAM with capacities every mapping fits; per dataflow any mapping, its RF mostly keeping
+    only the stationary tensor (sometimes more, sometimes bypassing at the GLB too), and any
+    per-block energy table. Now and then two dataflows get the same mapping (ties)."""
+    wl = workload(rng, ("conv", "gemm"), real_share)
+    whole = _whole_bytes(wl)
+    fan = [_log(rng, 1, 16), _log(rng, 1, 16)] if rng.random() < 0.8 else [1, _log(rng, 1, 16)]
+    arch = {"name": "sampled-eyeriss-like", "levels": [
+        {"name": "RF", "capacity_bytes": {t: whole[t] + int(rng.integers(0, 3)) for t in TENSORS}, "fanout": [1, 1]},
+        {"name": "GLB", "capacity_bytes": sum(whole.values()) + int(rng.integers(0, 1 << 10)), "fanout": fan},
+        {"name": "DRAM", "capacity_bytes": None, "fanout": [1, 1]}]}
+    mappings: dict[str, Any] = {}
+    for kind in sorted(STATIONARY):
+        if mappings and rng.random() < 0.1:
+            mappings[kind] = mappings[str(_pick(rng, sorted(mappings)))]
+            continue
+        keep = STATIONARY[kind]
+        rf = [t for t in TENSORS if t != keep] if rng.random() < 0.7 else [t for t in TENSORS if rng.random() < 0.3]
+        glb = [t for t in TENSORS if rng.random() < 0.15]
+        mappings[kind] = mapping(rng, wl, arch, byp=[rf, glb, []], spatial_p=0.85)
+    mappings = {k: copy.deepcopy(v) for k, v in mappings.items()}
+    return {"workload": wl, "architecture": arch, "mappings": mappings, "energy": energy_table(rng, arch)}
+
+
 SAMPLERS = {
     "samplers_system.best_dram_order": sample_best_dram_order,
     "samplers_system.best_tiling_search": sample_best_tiling_search,
+    "samplers_system.eyeriss_energy": sample_eyeriss_energy,
+    "samplers_system.simba_energy": sample_simba_energy,
+    "samplers_system.dataflow_comparison": sample_dataflow_comparison,
 }

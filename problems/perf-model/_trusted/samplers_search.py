@@ -14,7 +14,8 @@ from math import prod
 from typing import Any
 
 from .samplers import PROJECTIONS
-from .samplers_system import TENSORS, _bits, _log, _pick
+from .samplers_mapping import estimate_room
+from .samplers_system import TENSORS, _bits, _log, _pick, architecture, mapping, workload
 
 
 # ------------------------------------------------------------------------------------------
@@ -91,6 +92,105 @@ def sample_best_tiling_search(rng: Any, real_share: float = 0.15) -> dict[str, A
     return {"workload": wl, "architecture": arch, "space": {"spatial_options": options, "factors": factors}}
 
 
+# ------------------------------------------------------------------------------------------
+# F16: candidate mappings ranked by DRAM bytes, energy, latency, energy-delay product
+# ------------------------------------------------------------------------------------------
+
+def _instances(arch: dict[str, Any], i: int) -> int:
+    """Instances of level ``i``: the fan-outs of the levels above it multiplied."""
+    return prod(lv["fanout"][0] * lv["fanout"][1] for lv in arch["levels"][i + 1:])
+
+
+def _ports(rng: Any, arch: dict[str, Any]) -> None:
+    """Port bandwidths on single-instance levels only (DRAM always, the others at random)."""
+    last = len(arch["levels"]) - 1
+    for i, lv in enumerate(arch["levels"]):
+        lv.pop("bytes_per_cycle", None)
+        if i == last or (_instances(arch, i) == 1 and rng.random() < 0.6):
+            lv["bytes_per_cycle"] = int(_pick(rng, (1, 2, 3, 4, 8, 16, 64)))
+    if rng.random() < 0.3:  # a single-instance hierarchy now and then, so on-chip ports appear
+        for lv in arch["levels"]:
+            lv["fanout"] = [1, 1]
+        for lv in arch["levels"][:-1]:
+            if rng.random() < 0.7:
+                lv["bytes_per_cycle"] = int(_pick(rng, (1, 2, 4, 8, 16)))
+
+
+def _tie(rng: Any, m: dict[str, Any], dims: list[str]) -> dict[str, Any]:
+    """A copy of ``m``, with a factor-1 loop inserted now and then (the same counts: an exact tie)."""
+    out = {"levels": [{k: [list(x) if k != "bypass" else x for x in v] for k, v in lv.items()} for lv in m["levels"]]}
+    if rng.random() < 0.6:
+        lv = out["levels"][int(rng.integers(0, len(out["levels"])))]
+        lv.setdefault("temporal", []).insert(int(rng.integers(0, len(lv.get("temporal", [])) + 1)), [str(_pick(rng, dims)), 1])
+    return out
+
+
+def _capacities(rng: Any, wl: dict[str, Any], arch: dict[str, Any], cands: list[dict[str, Any]]) -> None:
+    """On-chip capacities from the candidates' own (estimated) needs: between the smallest and the
+    largest, so some candidates fit and others do not; now and then room for all, or for none."""
+    rooms = [estimate_room(wl, arch, m) for m in cands]
+
+    def cut(values: list[int]) -> int:
+        u = rng.random()
+        if u < 0.15:
+            return max(values) + int(rng.integers(0, 3))
+        if u < 0.25:
+            return max(1, min(values) - int(rng.integers(0, 3)))
+        return max(1, int(_pick(rng, values)) + int(_pick(rng, (-1, 0, 0, 0, 1))))
+
+    for i, lv in enumerate(arch["levels"][:-1]):
+        cap = lv["capacity_bytes"]
+        if isinstance(cap, dict):
+            lv["capacity_bytes"] = {t: cut([r[i].get(t, 0) for r in rooms]) for t in cap}
+        else:
+            lv["capacity_bytes"] = cut([sum(r[i].values()) for r in rooms])
+
+
+def _ranking(rng: Any, shapes: tuple[str, ...], *, energies: bool = False, bandwidth: bool = False,
+             real_share: float = 0.25) -> dict[str, Any]:
+    """A layer of one of ``shapes`` (small to real), two to five levels (any fan-out, bypass,
+    shared or partitioned capacities, multiple buffering), two to ten candidate mappings, any
+    the format allows (several loops of a dimension at a level, ragged and overshooting factors,
+    spatial loops at every level), exact ties among them, capacities that leave some over a level."""
+    wl = workload(rng, shapes, real_share)
+    arch = architecture(rng, int(_pick(rng, (2, 2, 3, 3, 4, 5))), energies=energies, buffering_p=0.5)
+    if bandwidth:
+        _ports(rng, arch)
+    dims = list(wl["dims"])
+    cands: list[dict[str, Any]] = []
+    for _ in range(int(_pick(rng, (2, 3, 4, 5, 6, 7, 8, 9, 10)))):
+        if len(cands) >= 2 and rng.random() < 0.12:
+            cands.append(_tie(rng, cands[int(rng.integers(0, len(cands)))], dims))
+        else:
+            cands.append(mapping(rng, wl, arch, bypass_p=float(_pick(rng, (0.0, 0.2, 0.4))), spatial_p=0.6))
+    _capacities(rng, wl, arch, cands)
+    return {"workload": wl, "architecture": arch, "candidates": cands}
+
+
+def sample_dram_traffic_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+    """perf-model/f16-dram-traffic-ranking: a GEMM or a batch of them, candidates ranked by DRAM bytes."""
+    return _ranking(rng, ("gemm", "bmm"), real_share=real_share)
+
+
+def sample_energy_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+    """perf-model/f16-energy-ranking: a convolution (depthwise too) or a GEMM, with energies."""
+    return _ranking(rng, ("conv", "depthwise", "gemm"), energies=True, real_share=real_share)
+
+
+def sample_latency_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+    """perf-model/f16-latency-ranking: a convolution or a GEMM, with port bandwidths."""
+    return _ranking(rng, ("conv", "gemm"), bandwidth=True, real_share=real_share)
+
+
+def sample_edp_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+    """perf-model/f16-edp-ranking: any layer shape, with energies and port bandwidths."""
+    return _ranking(rng, ("conv", "depthwise", "gemm", "bmm"), energies=True, bandwidth=True, real_share=real_share)
+
+
 SAMPLERS = {
     "samplers_search.best_tiling_search": sample_best_tiling_search,
+    "samplers_search.dram_traffic_ranking": sample_dram_traffic_ranking,
+    "samplers_search.energy_ranking": sample_energy_ranking,
+    "samplers_search.latency_ranking": sample_latency_ranking,
+    "samplers_search.edp_ranking": sample_edp_ranking,
 }

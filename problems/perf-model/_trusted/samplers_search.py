@@ -125,6 +125,19 @@ def _tie(rng: Any, m: dict[str, Any], dims: list[str]) -> dict[str, Any]:
     return out
 
 
+def _bounded_mapping(rng: Any, wl: dict[str, Any], arch: dict[str, Any], span: int | None) -> dict[str, Any]:
+    """A mapping; with ``span``, one whose loops of each dimension span at most ``span`` times its
+    size (plus 16). The spec bounds no overshoot, but the counts of every level (energy, latency)
+    take time with the span: an answer must come within the CPU budget of a call."""
+    dims = wl["dims"]
+    for _ in range(100):
+        m = mapping(rng, wl, arch, bypass_p=float(_pick(rng, (0.0, 0.2, 0.4))), spatial_p=0.6)
+        if span is None or all(prod(f for lv in m["levels"] for k in ("temporal", "spatial_x", "spatial_y") for e, f in lv.get(k, [])
+                    if e == d) <= span * size + 16 for d, size in dims.items()):
+            return m
+    return m
+
+
 def _capacities(rng: Any, wl: dict[str, Any], arch: dict[str, Any], cands: list[dict[str, Any]]) -> None:
     """On-chip capacities from the candidates' own (estimated) needs: between the smallest and the
     largest, so some candidates fit and others do not; now and then room for all, or for none."""
@@ -147,7 +160,7 @@ def _capacities(rng: Any, wl: dict[str, Any], arch: dict[str, Any], cands: list[
 
 
 def _ranking(rng: Any, shapes: tuple[str, ...], *, energies: bool = False, bandwidth: bool = False,
-             real_share: float = 0.25) -> dict[str, Any]:
+             real_share: float = 0.25, span: int | None = None) -> dict[str, Any]:
     """A layer of one of ``shapes`` (small to real), two to five levels (any fan-out, bypass,
     shared or partitioned capacities, multiple buffering), two to ten candidate mappings, any
     the format allows (several loops of a dimension at a level, ragged and overshooting factors,
@@ -162,7 +175,7 @@ def _ranking(rng: Any, shapes: tuple[str, ...], *, energies: bool = False, bandw
         if len(cands) >= 2 and rng.random() < 0.12:
             cands.append(_tie(rng, cands[int(rng.integers(0, len(cands)))], dims))
         else:
-            cands.append(mapping(rng, wl, arch, bypass_p=float(_pick(rng, (0.0, 0.2, 0.4))), spatial_p=0.6))
+            cands.append(_bounded_mapping(rng, wl, arch, span))
     _capacities(rng, wl, arch, cands)
     return {"workload": wl, "architecture": arch, "candidates": cands}
 
@@ -174,17 +187,17 @@ def sample_dram_traffic_ranking(rng: Any, real_share: float = 0.25) -> dict[str,
 
 def sample_energy_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
     """perf-model/f16-energy-ranking: a convolution (depthwise too) or a GEMM, with energies."""
-    return _ranking(rng, ("conv", "depthwise", "gemm"), energies=True, real_share=real_share)
+    return _ranking(rng, ("conv", "depthwise", "gemm"), energies=True, real_share=real_share, span=4)
 
 
 def sample_latency_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
     """perf-model/f16-latency-ranking: a convolution or a GEMM, with port bandwidths."""
-    return _ranking(rng, ("conv", "gemm"), bandwidth=True, real_share=real_share)
+    return _ranking(rng, ("conv", "gemm"), bandwidth=True, real_share=real_share, span=4)
 
 
 def sample_edp_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
     """perf-model/f16-edp-ranking: any layer shape, with energies and port bandwidths."""
-    return _ranking(rng, ("conv", "depthwise", "gemm", "bmm"), energies=True, bandwidth=True, real_share=real_share)
+    return _ranking(rng, ("conv", "depthwise", "gemm", "bmm"), energies=True, bandwidth=True, real_share=real_share, span=4)
 
 
 SAMPLERS = {

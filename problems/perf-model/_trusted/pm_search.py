@@ -295,7 +295,34 @@ def _real_case(rng: Any) -> dict[str, Any]:
     raise AssertionError("no real case in range")  # pragma: no cover
 
 
-def gen_best_tiling_search(rng: Any, real: bool = False) -> dict[str, Any]:
+def _huge_case(rng: Any) -> dict[str, Any]:
+    """A Llama prefill projection (2048 tokens) whose GLB is scaled down 16 to 1024 times, so
+    that even the best valid candidate moves 2^31 bytes or more (the first draw that does)."""
+    names = [n for n in pm_shapes.group("llama-prefill") if pm_shapes.layer(n)["dims"]["M"] >= 2048]
+    case = None
+    for _ in range(200):
+        case = _real_case(rng)
+        if case["workload"]["name"] not in names:
+            continue
+        scale = int(_pick(rng, (16, 64, 256, 1024)))
+        glb = case["architecture"]["levels"][0]
+        cap = glb["capacity_bytes"]
+        glb["capacity_bytes"] = ({t: max(1, v // scale) for t, v in cap.items()} if isinstance(cap, dict)
+                                 else max(1, cap // scale))
+        try:
+            best = ref_best_tiling_search(case["workload"], case["architecture"], case["space"])
+        except ValueError:  # no valid candidate left
+            continue
+        if best["best_dram_bytes"] >= 2 ** 31:
+            return case
+    raise AssertionError("no huge case")  # pragma: no cover
+
+
+def gen_best_tiling_search(rng: Any, real: bool = False, huge_p: float = 0.0) -> dict[str, Any]:
+    """``huge_p``: with ``real``, the probability of a real case whose best candidate moves 2^31
+    bytes or more (0 draws exactly as before)."""
+    if real and huge_p > 0 and rng.random() < huge_p:
+        return _huge_case(rng)
     return _real_case(rng) if real else _small_case(rng)
 
 

@@ -307,7 +307,18 @@ def _no_glb_bypass(bypass: list[list[str]]) -> list[list[str]]:
     return out
 
 
-def gen_pipeline(rng: Any, real: bool = False) -> dict[str, Any]:
+def gen_pipeline(rng: Any, real: bool = False, large: bool = False) -> dict[str, Any]:
+    """``large`` (with ``real``): Llama prefill projections behind a DRAM port of one byte a
+    cycle, redrawn until some count of the answer reaches 2^31."""
+    if real and large:
+        case: dict[str, Any] = {}
+        for _ in range(200):
+            case = _real_case(rng, ("llama-prefill",))
+            case["architecture"]["levels"][-1]["bytes_per_cycle"] = 1
+            out = pipeline(**case)
+            if max([out["read_bytes"], out["write_bytes"], *out["cycles_by_buffering"].values()]) >= 1 << 31:
+                break
+        return case
     if real:
         return _real_case(rng)
     while True:
@@ -338,9 +349,9 @@ def real_architecture(name: str, b: int) -> dict[str, Any]:
     return arch
 
 
-def _real_case(rng: Any) -> dict[str, Any]:
+def _real_case(rng: Any, groups: Sequence[str] = REAL_GROUPS) -> dict[str, Any]:
     while True:
-        wl = pm_draw.real_layer(rng, REAL_GROUPS)
+        wl = pm_draw.real_layer(rng, groups)
         if wl["shape"] == "depthwise":
             wl["dims"]["N"] = int(_pick(rng, (2, 4)))
             wl["name"] += f".batch{wl['dims']['N']}"

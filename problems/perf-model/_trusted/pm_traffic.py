@@ -440,26 +440,37 @@ def gen_weight_stationary(rng: Any, real: bool = False, groups: Sequence[str] = 
 # ------------------------------------------------------------------------------------------
 
 def gen_attention_dram_bytes(rng: Any, real: bool = False, groups: Sequence[str] = ("attention-decode", "attention-prefill"),
-                             archs: Sequence[str] = ("tpu-like", "nvdla-like", "simba-like")) -> dict[str, Any]:
+                             archs: Sequence[str] = ("tpu-like", "nvdla-like", "simba-like"),
+                             split: float = 0.0, odd_bits: bool = False, large: bool = False) -> dict[str, Any]:
+    """``split``: as for :func:`gen_conv_dram_bytes` (small instances); ``odd_bits``: outputs and
+    partial sums at precisions that end inside a byte; ``large`` (with ``real``): redrawn until
+    some byte count reaches 2^31."""
     def bits() -> dict[str, int]:
+        if odd_bits:
+            o = int(pm_draw._pick(rng, (3, 5, 12)))
+            return {"I": 16, "W": int(pm_draw._pick(rng, (4, 8, 16))), "O": o, "psum": int(pm_draw._pick(rng, (o + 1, 20, 28)))}
         return {"I": 16, "W": int(pm_draw._pick(rng, (8, 16))), "O": 16, "psum": 32}
     if real:
-        wl = pm_draw.real_layer(rng, groups, bits())
-        arch = _strip(pm_shapes.architecture(str(pm_draw._pick(rng, archs))))
-        depth = len(arch["levels"])
-        caps = {3: [1, 64, 0], 4: [1, 16, 64, 0], 5: [1, 8, 16, 32, 0]}[depth]
-        mapping = pm_draw.fitting_mapping(
-            rng, wl, arch, bypass=lambda r: pm_draw.draw_bypass(r, arch, 0.15),
-            imperfect_p=0.25, inner_cap=caps, spatial_p=0.9, fill_spatial=True)
-        return {"workload": wl, "architecture": arch, "mapping": mapping}
+        def real_case():
+            wl = pm_draw.real_layer(rng, groups, bits())
+            arch = _strip(pm_shapes.architecture(str(pm_draw._pick(rng, archs))))
+            depth = len(arch["levels"])
+            caps = {3: [1, 64, 0], 4: [1, 16, 64, 0], 5: [1, 8, 16, 32, 0]}[depth]
+            mapping = pm_draw.fitting_mapping(
+                rng, wl, arch, bypass=lambda r: pm_draw.draw_bypass(r, arch, 0.15),
+                imperfect_p=0.25, inner_cap=caps, spatial_p=0.9, fill_spatial=True)
+            return {"workload": wl, "architecture": arch, "mapping": mapping}
+        return _past_int32(rng, real_case, ref_conv_dram_bytes) if large else real_case()
 
     def draw():
         wl = pm_draw.small_bmm(rng)
         wl["bits"] = bits()
         arch = pm_draw.small_architecture(rng, int(rng.integers(2, 4)))
         bypass = pm_draw.draw_bypass(rng, arch, 0.2)
-        return {"workload": wl, "architecture": arch,
-                "mapping": pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.3)}
+        mapping = pm_draw.draw_mapping(rng, wl, arch, bypass, imperfect_p=0.3)
+        if split:
+            mapping = _split(rng, wl, arch, mapping, split)
+        return {"workload": wl, "architecture": arch, "mapping": mapping}
     return _bounded(rng, draw, 1500)
 
 

@@ -1,5 +1,5 @@
 """Trusted code shared across packs: real layer and accelerator shapes, the core analytical engine
-of the pack format, the drawing of real mappings, and the merging of a pack's registries.
+of the pack format, and the merging of a pack's registries.
 
 Each pack carries its own references and input generators in its trusted folder
 (``problems/<pack>/_trusted/``); they may import these modules. Pure, typed, deterministic

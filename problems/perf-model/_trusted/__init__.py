@@ -2,8 +2,8 @@
 
 Each module defines ``REFERENCES`` and ``GENERATORS`` with keys that start with the module's
 name; this package merges them (problem.toml names its reference and generator by these keys).
-They build on the engine shared across packs (``reference_models.pm_core``, ``pm_shapes``,
-``pm_draw``). Host only: nothing here ever reaches a candidate.
+They build on the engine shared across packs (``reference_models.pm_core``, ``pm_shapes``) and
+on this pack's drawing helpers (``pm_draw``). Host only: nothing here ever reaches a candidate.
 """
 
 from reference_models.registry import merge

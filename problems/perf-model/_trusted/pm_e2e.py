@@ -36,7 +36,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reference_models import pm_core, pm_draw, pm_shapes
+from reference_models import pm_core, pm_shapes
+
+from . import pm_draw
 
 TENSORS = ("I", "W", "O")
 ACTIONS = ("reads", "fills", "updates")

@@ -35,7 +35,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from reference_models import pm_core, pm_draw, pm_shapes
+from reference_models import pm_core, pm_shapes
+
+from . import pm_draw
 
 TENSORS = ("I", "W", "O")
 BUFFERINGS = (1, 2, 3)

@@ -24,7 +24,9 @@ import itertools
 from math import prod
 from typing import Any, Callable, Sequence
 
-from reference_models import pm_core, pm_draw, pm_shapes
+from reference_models import pm_core, pm_shapes
+
+from . import pm_draw
 
 TENSORS = ("I", "W", "O")
 WINDOW_DIMS = ("P", "Q", "R", "S")

@@ -29,7 +29,9 @@ from __future__ import annotations
 import itertools
 from typing import Any, Sequence
 
-from reference_models import pm_draw, pm_shapes
+from reference_models import pm_shapes
+
+from . import pm_draw
 
 # ------------------------------------------------------------------------------------------
 # the reference

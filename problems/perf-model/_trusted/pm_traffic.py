@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from reference_models import pm_core, pm_draw, pm_shapes
+from reference_models import pm_core, pm_shapes
+
+from . import pm_draw
 
 TENSORS = ("I", "W", "O")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any, Sequence
 
-from . import pm_core, pm_shapes
+from reference_models import pm_core, pm_shapes
 
 TENSORS = ("I", "W", "O")
 

@@ -17,6 +17,7 @@ from math import prod
 from typing import Any
 
 from .samplers import PROJECTIONS
+from .samplers_mapping import draw_bypass
 
 TENSORS = ("I", "W", "O")
 DIMS = {
@@ -196,20 +197,6 @@ def architecture(rng: Any, depth: int, *, fanout_top: int = 16, outer_fanout: bo
 # mappings
 # ------------------------------------------------------------------------------------------
 
-def bypass(rng: Any, arch: dict[str, Any], p: float = 0.2) -> list[list[str]]:
-    """Per level, the tensors it bypasses: any subset at an on-chip level (a tensor without a
-    partition always), none at the outermost."""
-    out = []
-    levels = arch["levels"]
-    for i, lv in enumerate(levels):
-        if i == len(levels) - 1:
-            out.append([])
-            continue
-        cap = lv["capacity_bytes"]
-        out.append([t for t in TENSORS if (isinstance(cap, dict) and t not in cap) or rng.random() < p])
-    return out
-
-
 def _free_factor(rng: Any, left: int) -> int:
     """A temporal factor that is not the last loop of its dimension (``left``: what the loops
     inside have not covered yet, at least 1)."""
@@ -235,7 +222,7 @@ def mapping(rng: Any, wl: dict[str, Any], arch: dict[str, Any], *, bypass_p: flo
     depth = len(arch["levels"])
     top = depth - 1
     for _ in range(200):
-        by = byp if byp is not None else bypass(rng, arch, bypass_p)
+        by = byp if byp is not None else draw_bypass(rng, arch, bypass_p)
         inner_i = min(i for i in range(depth) if "I" not in by[i])
         conv = wl["shape"] in ("conv", "depthwise")
         # spatial loops: per level and axis, a few loops whose factors multiply within the fan-out

@@ -67,7 +67,9 @@ def test_the_conv_array_generator_keeps_filters_inside_the_input():
 @pytest.mark.docker
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.id)
 def test_problem_is_sound(problem, handle):
-    report = validate_problem(problem, handle)
+    # adequacy decided from as few host runs as settle each model's verdict (the same verdicts);
+    # `problems validate perf-core` counts in full
+    report = validate_problem(problem, handle, exhaustive=False)
     failed = [f"{c.name}: {c.detail}" for c in report.checks if not c.ok]
     assert not failed, failed
     assert report.kill_rate == 1.0

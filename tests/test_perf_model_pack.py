@@ -216,8 +216,9 @@ def test_problem_is_sound(problem, handle):
     from grader.grading.validate import validate_problem
 
     # the simulator's timeouts cost 2 s of CPU each: three real-size vectors per problem prove the
-    # point here; `problems validate perf-model` checks all of them
-    report = validate_problem(problem, handle, analytical_sample=3)
+    # point here, and adequacy is decided from as few host runs as settle each model's verdict (the
+    # same verdicts); `problems validate perf-model` checks every real-size vector and counts in full
+    report = validate_problem(problem, handle, analytical_sample=3, exhaustive=False)
     failed = [f"{c.name}: {c.detail}" for c in report.checks if not c.ok]
     assert not failed, failed
     names = {c.name for c in report.checks}

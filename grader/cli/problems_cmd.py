@@ -80,6 +80,10 @@ def register(sub: argparse._SubParsersAction, formatter: type, add_pack) -> None
     q.add_argument("--runtime", choices=["runc", "runsc"], default=None,
                    help="run the sandbox checks under this OCI runtime (runsc: gVisor; default: the engine's)")
     q.add_argument("--workers", type=int, default=2, help="containers run in parallel (default 2)")
+    q.add_argument("--quick", action="store_true",
+                   help="quicker: the simulator tried on three real-size vectors only, and each variant and partial "
+                   "model run only until its adequacy verdict is settled (the same verdict; its counts are then "
+                   "lower bounds)")
     q.add_argument("--json", action="store_true", help="print the report as JSON")
     add_pack(q)
     q.set_defaults(handler=cmd_validate)
@@ -205,7 +209,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 con.print(f"      [red]{c.name}[/red]: {c.detail}")
 
     try:
-        reports = validate(problems, handle, workers=args.workers, progress=progress)
+        reports = validate(problems, handle, workers=args.workers, progress=progress, quick=args.quick)
     finally:
         if handle is not None:
             handle.sandbox.sweep()

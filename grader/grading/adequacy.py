@@ -20,6 +20,11 @@ Two checks close that gap, both measured against the problem's independent domai
 The hidden-set adequacy of a problem is the share of its variants and partial models for which
 all of this holds ("6/6"), reported beside the kill rate. Model runs are cached under a key of
 their source, the sample, the hidden vectors and the comparison rules.
+
+Decisive mode (``exhaustive=False``; the test suite and ``problems validate --quick``) reaches the
+same verdict for every model from fewer runs: a rule's inputs all run, then the hidden vectors and
+the rest of the sample only until one answer is wrong. Its counts are lower bounds, so the shares
+it reports are not the full ones; ``problems validate`` without ``--quick`` is exhaustive.
 """
 
 from __future__ import annotations
@@ -142,6 +147,7 @@ class ModelResult:
     rule_breaks: int = 0  # partial models with a rule: inputs the rule accepts where it is wrong
     rule_example: str = ""
     error: str | None = None  # it could not run on the host
+    exhaustive: bool = True  # False: the counts are lower bounds (decisive mode), the verdict is the same
 
     @property
     def sample_share(self) -> float:
@@ -161,7 +167,8 @@ class ModelResult:
             return (f"{self.name} is wrong on {self.rule_breaks} domain-sample input(s) its rule accepts "
                     f"({self.rule_example}): the rule or the model is not what it says")
         if self.sample_wrong and not self.hidden_wrong:
-            return (f"{self.name} is wrong on {self.sample_share:.0%} of the domain sample but passes every "
+            share = f"{self.sample_share:.0%} of" if self.exhaustive else "inputs of"
+            return (f"{self.name} is wrong on {share} the domain sample but passes every "
                     f"hidden vector (e.g. {self.example})")
         if self.hidden_wrong:
             return (f"the domain sample never shows {self.name} wrong, the hidden vectors do: the sampler "
@@ -198,13 +205,27 @@ def _blank(module: DeclaredModule, sample_total: int, hidden_total: int) -> Mode
     return ModelResult(module.name, "variant", module.mistake, sample_total=sample_total, hidden_total=hidden_total)
 
 
+def _run(problem: Problem, module: DeclaredModule, inputs: list[list[Any]], limits: Limits) -> list[Any]:
+    return run_on_host(module.source, problem.entry_point, inputs,  # type: ignore[arg-type]
+                       case_cpu_s=limits.case_cpu_s, memory_mb=max(2048, limits.memory_mb))
+
+
+def _note_sample(result: ModelResult, problem: Problem, d: Draw, why: str, rule: str | None, names: list[str]) -> None:
+    result.sample_wrong += 1
+    shown = f"{d.id}: {why}"
+    if not result.example:
+        result.example, result.example_input = shown, summarize_inputs(d.args or [], 4000)
+    if rule is not None and _rules_accept(rule, d.args or [], names):
+        result.rule_breaks += 1
+        result.rule_example = result.rule_example or shown
+
+
 def _judge(problem: Problem, module: DeclaredModule, accepted: tuple[Draw, ...], hidden: tuple[Vector, ...],
            limits: Limits) -> ModelResult:
+    """Every input of the sample and every hidden vector: the counts are exact."""
     result = _blank(module, len(accepted), len(hidden))
-    inputs = [d.args for d in accepted] + [v.args for v in hidden]
     try:
-        answers = run_on_host(module.source, problem.entry_point, inputs,  # type: ignore[arg-type]
-                              case_cpu_s=limits.case_cpu_s, memory_mb=max(2048, limits.memory_mb))
+        answers = _run(problem, module, [d.args for d in accepted] + [v.args for v in hidden], limits)
     except HostRunError as exc:
         result.error = str(exc)
         return result
@@ -212,24 +233,72 @@ def _judge(problem: Problem, module: DeclaredModule, accepted: tuple[Draw, ...],
     rule = module.rule if isinstance(module, PartialModel) else None
     for d, answer in zip(accepted, answers):
         why = _wrong(problem, d.expected or {}, answer)
-        if why is None:
-            continue
-        result.sample_wrong += 1
-        shown = f"{d.id}: {why}"
-        if not result.example:
-            result.example, result.example_input = shown, summarize_inputs(d.args or [], 4000)
-        if rule is not None and _rules_accept(rule, d.args or [], names):
-            result.rule_breaks += 1
-            result.rule_example = result.rule_example or shown
+        if why is not None:
+            _note_sample(result, problem, d, why, rule, names)
     for v, answer in zip(hidden, answers[len(accepted):]):
         if _wrong(problem, v.expected, answer) is not None:
             result.hidden_wrong += 1
     return result
 
 
+FIRST_CHUNK = 8  # decisive mode: inputs of the first run; each next run takes four times as many
+
+
+def _until_wrong(problem: Problem, module: DeclaredModule, items: list[tuple[list[Any], dict[str, Any]]],
+                 limits: Limits) -> tuple[int, str | None, int]:
+    """Runs ``items`` (arguments, expected) in growing chunks until one answer is wrong.
+
+    Returns (inputs run, why the first wrong one is wrong or None, its index)."""
+    done, size = 0, FIRST_CHUNK
+    while done < len(items):
+        chunk = items[done:done + size]
+        answers = _run(problem, module, [args for args, _ in chunk], limits)
+        for i, ((_, expected), answer) in enumerate(zip(chunk, answers)):
+            why = _wrong(problem, expected, answer)
+            if why is not None:
+                return done + i + 1, why, done + i
+        done += len(chunk)
+        size *= 4
+    return done, None, -1
+
+
+def _decide(problem: Problem, module: DeclaredModule, accepted: tuple[Draw, ...], hidden: tuple[Vector, ...],
+            limits: Limits) -> ModelResult:
+    """The same verdict as :func:`_judge`, from as few runs as decide it.
+
+    A partial model's rule must hold on every sample input it accepts, so those all run. Past them,
+    the model runs on the hidden vectors until one is wrong, and on the rest of the sample until one
+    is wrong: whether such an input exists is all the verdict asks. ``sample_wrong`` and
+    ``hidden_wrong`` are then at least 1 where the full count is, and the shares are lower bounds.
+    """
+    result = _blank(module, len(accepted), len(hidden))
+    result.exhaustive = False
+    names = [p.name for p in problem.data.signature.params]
+    rule = module.rule if isinstance(module, PartialModel) else None
+    in_rule = [d for d in accepted if rule is not None and _rules_accept(rule, d.args or [], names)]
+    ruled = {d.id for d in in_rule}
+    rest = [d for d in accepted if d.id not in ruled]
+    try:
+        if in_rule:
+            for d, answer in zip(in_rule, _run(problem, module, [d.args for d in in_rule], limits)):
+                why = _wrong(problem, d.expected or {}, answer)
+                if why is not None:
+                    _note_sample(result, problem, d, why, rule, names)
+        _, why, _ = _until_wrong(problem, module, [(v.args, v.expected) for v in hidden], limits)
+        result.hidden_wrong = int(why is not None)
+        if not result.sample_wrong:
+            _, why, at = _until_wrong(problem, module, [(d.args, d.expected or {}) for d in rest], limits)
+            if why is not None:
+                _note_sample(result, problem, rest[at], why, None, names)
+    except HostRunError as exc:
+        result.error = str(exc)
+    return result
+
+
 def _cache_key(problem: Problem, module: DeclaredModule, sample: DomainSample, hidden: tuple[Vector, ...],
-               limits: Limits) -> str:
-    h = hashlib.sha256(f"perfgrade-adequacy-v{ADEQUACY_FORMAT}\0".encode())
+               limits: Limits, exhaustive: bool = True) -> str:
+    mode = "" if exhaustive else "-decisive"
+    h = hashlib.sha256(f"perfgrade-adequacy-v{ADEQUACY_FORMAT}{mode}\0".encode())
     for part in (module.source, problem.entry_point, sample.key, type(module).__name__,
                  json.dumps([[v.id, v.args, v.expected] for v in hidden], sort_keys=True),
                  json.dumps([f.model_dump() for f in problem.data.outputs], sort_keys=True),
@@ -240,29 +309,45 @@ def _cache_key(problem: Problem, module: DeclaredModule, sample: DomainSample, h
 
 
 def adequacy(problem: Problem, hidden: tuple[Vector, ...], sample: DomainSample, workers: int = 2,
-             use_cache: bool = True) -> list[ModelResult]:
-    """Every variant, then every partial model, against the domain sample and the hidden vectors."""
+             use_cache: bool = True, exhaustive: bool = True) -> list[ModelResult]:
+    """Every variant, then every partial model, against the domain sample and the hidden vectors.
+
+    ``exhaustive=False`` (decisive mode) reaches the same verdict for each model from fewer runs
+    (see :func:`_decide`): the counts it reports are lower bounds. An exhaustive result already in
+    the cache serves either mode.
+    """
     limits = problem.sandbox_limits(Limits())
     accepted = sample.accepted
     modules: list[DeclaredModule] = [*problem.variants, *problem.partial_models]
 
+    def cached(path) -> dict | None:
+        if not (use_cache and path.is_file()):
+            return None
+        try:
+            return json.loads(path.read_text())
+        except (ValueError, OSError):
+            return None  # a damaged entry is recomputed
+
     def one(module: DeclaredModule) -> ModelResult:
         blank = _blank(module, len(accepted), len(hidden))
         try:
-            key = _cache_key(problem, module, sample, hidden, limits)
+            keys = [_cache_key(problem, module, sample, hidden, limits, True)]
+            if not exhaustive:
+                keys.append(_cache_key(problem, module, sample, hidden, limits, False))
         except PackError as exc:  # a change that no longer applies ("variants apply" says so too)
             blank.error = str(exc)
             return blank
-        path = cache_dir() / "adequacy" / f"{key}.json"
-        if use_cache and path.is_file():
-            try:
-                cached = json.loads(path.read_text())
-                return ModelResult(**{**cached, "name": blank.name, "kind": blank.kind, "says": blank.says})
-            except (ValueError, TypeError, OSError):
-                pass  # a damaged entry is recomputed
-        result = _judge(problem, module, accepted, hidden, limits)
+        paths = [cache_dir() / "adequacy" / f"{key}.json" for key in keys]
+        for path in paths:
+            found = cached(path)
+            if found is not None:
+                try:
+                    return ModelResult(**{**found, "name": blank.name, "kind": blank.kind, "says": blank.says})
+                except TypeError:
+                    pass
+        result = (_judge if exhaustive else _decide)(problem, module, accepted, hidden, limits)
         if use_cache and result.error is None:
-            write_atomic(path, json.dumps(asdict(result)))
+            write_atomic(paths[-1], json.dumps(asdict(result)))
         return result
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:

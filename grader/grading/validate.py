@@ -346,7 +346,8 @@ def _some(items: list[str], n: int = 3) -> str:
     return "; ".join(items[:n]) + (f"; and {len(items) - n} more" if len(items) > n else "")
 
 
-def domain_checks(problem: Problem, report: ProblemReport, hidden: tuple[Vector, ...], workers: int = 2) -> None:
+def domain_checks(problem: Problem, report: ProblemReport, hidden: tuple[Vector, ...], workers: int = 2,
+                  exhaustive: bool = True) -> None:
     """The sampler, the domain sample, feature coverage and hidden-set adequacy (needs a [sampler];
     runs the variants and partial models on the host, never in the sandbox)."""
     spec = problem.data.sampler
@@ -379,7 +380,7 @@ def domain_checks(problem: Problem, report: ProblemReport, hidden: tuple[Vector,
     report.add("coverage", not findings,
                f"{done}/{total} features exercised by enough hidden vectors" if not findings else
                f"{done}/{total}: " + _some(findings, 4))
-    report.adequacy = adequacy(problem, hidden, sample, workers)
+    report.adequacy = adequacy(problem, hidden, sample, workers, exhaustive=exhaustive)
     if report.adequacy:
         caught, n = report.adequate or (0, 0)
         bad = [f for m in report.adequacy if (f := m.finding())]
@@ -389,16 +390,19 @@ def domain_checks(problem: Problem, report: ProblemReport, hidden: tuple[Vector,
 
 
 def validate_problem(
-    problem: Problem, handle: SandboxHandle | None, workers: int = 2, analytical_sample: int | None = None
+    problem: Problem, handle: SandboxHandle | None, workers: int = 2, analytical_sample: int | None = None,
+    exhaustive: bool = True,
 ) -> ProblemReport:
     """Every check of one problem. ``analytical_sample`` runs the simulator on only that many of the
-    real-size vectors (spread over them) instead of all: a quicker proof for test suites."""
+    real-size vectors (spread over them) instead of all, and ``exhaustive=False`` decides adequacy
+    from as few host runs as settle each model's verdict (adequacy.py): quicker proofs with the
+    same verdicts, for test suites and authors at work."""
     report = ProblemReport(problem)
     made = static_checks(problem, report)
     if made is None:
         return report
     hidden, _ = made
-    domain_checks(problem, report, hidden, workers)
+    domain_checks(problem, report, hidden, workers, exhaustive)
     search = problem.data.scoring is not None
     if search:
         mapping_checks.proof_check(problem, report)
@@ -477,10 +481,13 @@ def validate(
     handle: SandboxHandle | None,
     workers: int = 2,
     progress: Callable[[ProblemReport], None] | None = None,
+    quick: bool = False,
 ) -> list[ProblemReport]:
+    """Every problem's checks; ``quick``: three real-size vectors for the simulator check and
+    decisive adequacy (the same verdicts, counts that are lower bounds)."""
     reports = []
     for p in problems:
-        r = validate_problem(p, handle, workers)
+        r = validate_problem(p, handle, workers, analytical_sample=3 if quick else None, exhaustive=not quick)
         reports.append(r)
         if progress:
             progress(r)

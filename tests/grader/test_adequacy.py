@@ -309,6 +309,41 @@ def test_a_partial_model_right_everywhere_is_no_partial_model(adequacy_copy):
     assert "floor_division is right on the whole domain sample and on every hidden vector" in checks["adequacy"].detail
 
 
+@pytest.mark.parametrize("state", ["kind", "corners", "rule_too_wide", "right_everywhere"])
+def test_decisive_adequacy_reaches_the_exhaustive_verdicts_from_fewer_inputs(adequacy_copy, state, monkeypatch):
+    """The suite's quick proof (exhaustive=False) decides each model as the full run does: a rule's
+    inputs all run, the rest only until one answer is wrong; its counts are lower bounds."""
+    from grader.grading import adequacy as adq
+    from grader.packs.vectors import generate_hidden
+
+    edits = {"corners": ('visible_seed = 32\n', 'visible_seed = 32\n' + CORNERS),
+             "rule_too_wide": ('rule = "n % t == 0"', 'rule = "n >= 1"'),
+             "right_everywhere": ('new = "count = n // t"', 'new = "count = (n + t - 1) // t"')}
+    if state in edits:
+        _edit(adequacy_copy, *edits[state])
+    (problem,) = load_pack(adequacy_copy).problems
+    hidden, sample = generate_hidden(problem), draw_sample(problem)
+    ran: list[int] = []
+    real_run = adq._run
+    monkeypatch.setattr(adq, "_run", lambda p, m, inputs, limits: ran.append(len(inputs)) or real_run(p, m, inputs, limits))
+    full = adq.adequacy(problem, hidden, sample, use_cache=False)
+    full_inputs, ran[:] = sum(ran), []
+    quick = adq.adequacy(problem, hidden, sample, use_cache=False, exhaustive=False)
+    # a model right on all it runs (or one whose rule takes the whole sample) runs everything
+    assert sum(ran) < full_inputs / (4 if state in ("kind", "corners") else 1.5), (sum(ran), full_inputs)
+
+    def verdict(m):
+        return m.ok, m.finding() is None, m.error, bool(m.sample_wrong), bool(m.hidden_wrong), bool(m.rule_breaks)
+
+    assert [verdict(m) for m in quick] == [verdict(m) for m in full]
+    for q, f in zip(quick, full):
+        assert not q.exhaustive and f.exhaustive
+        assert q.sample_wrong <= f.sample_wrong and q.hidden_wrong <= f.hidden_wrong
+        assert q.rule_breaks <= f.rule_breaks
+        if q.finding() is not None:  # the same finding, up to the counts
+            assert q.finding().split(" is ")[0] == f.finding().split(" is ")[0]
+
+
 def test_findings_say_what_is_missing():
     few = FeatureCoverage("ragged", "", 3, False, hidden=1, hidden_total=60, sample=120, sample_total=400)
     assert few.finding() == "ragged 1/3 hidden vectors (30% of the domain sample)"

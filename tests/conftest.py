@@ -6,6 +6,7 @@ a skipped Docker test in CI would hide exactly what the suite exists to prove.
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
 from pathlib import Path
@@ -20,9 +21,14 @@ from support import TINY_PACK, leftovers  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
-    """Each test worker gets its own cache directory (vectors, completions)."""
-    cache = tmp_path_factory.getbasetemp() / "perfgrade-cache"
-    monkeypatch.setenv("PERFGRADE_CACHE", str(cache))
+    """The test run gets a cache directory of its own, apart from the user's (vectors, domain
+    samples, adequacy, completions). Its entries are keyed by content and written atomically, so
+    the run's xdist workers share it, as concurrent grader processes share the user's: a domain
+    sample drawn by one worker serves the other. A test that needs an empty cache sets its own."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's base directory; each worker's is a folder in it
+    monkeypatch.setenv("PERFGRADE_CACHE", str(base / "perfgrade-cache"))
 
 
 @pytest.fixture(scope="session")

@@ -38,7 +38,7 @@ import numpy as np
 
 from reference_models import pm_core, pm_shapes
 
-from . import pm_draw
+from . import pm_draw, pm_traffic
 
 TENSORS = ("I", "W", "O")
 ACTIONS = ("reads", "fills", "updates")
@@ -656,8 +656,34 @@ def _small_dataflow_array(rng: Any) -> dict[str, Any]:
         {"name": "DRAM", "capacity_bytes": None, "fanout": [1, 1]}]}
 
 
+def _loosened_bypass(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mapping: dict[str, Any],
+                     keep: str) -> dict[str, Any]:
+    """The mapping with its RF keeping, besides ``keep``, each other tensor with even odds and its
+    GLB bypassing each tensor now and then: the first of a few draws that still fits (the mapping
+    as it was if none does)."""
+    for _ in range(10):
+        out = copy.deepcopy(mapping)
+        out["levels"][0]["bypass"] = [t for t in TENSORS if t != keep and rng.random() < 0.5]
+        glb = [t for t in TENSORS if rng.random() < 0.35]
+        if glb:
+            out["levels"][1]["bypass"] = glb
+        try:
+            if pm_core.valid(pm_core.parse(wl, arch, out)):
+                return out
+        except ValueError:
+            continue
+    return mapping
+
+
 def gen_dataflow_comparison(rng: Any, real: bool = False,
-                            groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base")) -> dict[str, Any]:
+                            groups: Sequence[str] = ("resnet50", "mobilenetv2-pw", "bert-base"),
+                            loose_bypass: float = 0.0, same_mapping: float = 0.0, split: float = 0.0) -> dict[str, Any]:
+    """Options of the small draws: ``loose_bypass``, the odds that a mapping's RF keeps more than
+    its stationary tensor and its GLB bypasses tensors (:func:`_loosened_bypass`); ``same_mapping``,
+    the odds that one dataflow is given another's mapping (their energies and cycles tie);
+    ``split``, the odds that a temporal loop is split into several loops of its dimension at its
+    level, an outermost one into two that may overshoot (``pm_traffic._split``). All 0 draw
+    exactly as before."""
     def fits(wl: dict[str, Any], arch: dict[str, Any], mappings: dict[str, Any]) -> bool:
         return all(pm_core.valid(pm_core.parse(wl, arch, m)) for m in mappings.values())
 
@@ -678,6 +704,15 @@ def gen_dataflow_comparison(rng: Any, real: bool = False,
                 wl = pm_draw.small_conv(rng, "conv", max_pq=4, max_c=3, max_k=4)
             arch = _small_dataflow_array(rng)
             mappings = {k: dataflow_mapping(rng, wl, arch, k, glb_cap=3, tries=20) for k in DATAFLOWS}
+            if split:
+                mappings = {k: pm_traffic._split(rng, wl, arch, m, split) for k, m in mappings.items()}
+            if loose_bypass:
+                shape = "gemm" if wl["shape"] == "gemm" else "conv"
+                mappings = {k: _loosened_bypass(rng, wl, arch, m, _DATAFLOW[shape][k][2]) if rng.random() < loose_bypass
+                            else m for k, m in mappings.items()}
+            if same_mapping and rng.random() < same_mapping:
+                src, dst = (DATAFLOWS[int(i)] for i in rng.permutation(len(DATAFLOWS))[:2])
+                mappings[dst] = copy.deepcopy(mappings[src])
             if fits(wl, arch, mappings):
                 return {"workload": wl, "architecture": arch, "mappings": mappings,
                         "energy": random_energy(rng, arch)}

@@ -460,6 +460,9 @@ def sample_simba_energy(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
 # F13: three dataflows of one layer on one array
 # ------------------------------------------------------------------------------------------
 
+# BERT-base's projections (N, K): query / key / value / attention output, the fused QKV, the
+# intermediate and the output one; up to 512 tokens (its longest sequence)
+BERT_BASE = ((768, 768), (2304, 768), (3072, 768), (768, 3072))
 STATIONARY = {"input_stationary": "I", "output_stationary": "O", "weight_stationary": "W"}
 
 
@@ -479,11 +482,15 @@ def _whole_bytes(wl: dict[str, Any]) -> dict[str, int]:
 
 def sample_dataflow_comparison(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
     """perf-model/f13-dataflow-energy-cycles: a conv (any window) or matrix product (small to a
-    real ResNet-50, MobileNetV2 or BERT-base / Llama one) on RF (partitions), GLB (any fanout)
-    and DRAM with capacities every mapping fits; per dataflow any mapping, its RF mostly keeping
-    only the stationary tensor (sometimes more, sometimes bypassing at the GLB too), and any
-    per-block energy table. Now and then two dataflows get the same mapping (ties)."""
+    real ResNet-50, MobileNetV2 pointwise or BERT-base one: the largest the spec names) on RF
+    (partitions), GLB (any fanout) and DRAM with capacities every mapping fits; per dataflow any
+    mapping, its RF mostly keeping only the stationary tensor (sometimes more, sometimes
+    bypassing at the GLB too), and any per-block energy table. Now and then two dataflows get the
+    same mapping (ties)."""
     wl = workload(rng, ("conv", "gemm"), real_share)
+    if wl["name"] == "sampled.real-gemm":  # the spec promises BERT-base projections, no larger
+        n, k = _pick(rng, BERT_BASE)
+        wl["dims"] = {"M": int(_pick(rng, (1, 8, 16, 128, 384, 512))), "N": n, "K": k}
     whole = _whole_bytes(wl)
     fan = [_log(rng, 1, 16), _log(rng, 1, 16)] if rng.random() < 0.8 else [1, _log(rng, 1, 16)]
     arch = {"name": "sampled-eyeriss-like", "levels": [

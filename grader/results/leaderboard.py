@@ -191,7 +191,7 @@ def _with_ci(v: float | None, ci: list[float] | None) -> str:
     return pct(v) + (f" [{100 * ci[0]:.1f},{100 * ci[1]:.1f}]" if ci else "")
 
 
-def score_ci(v: float | None, ci: list[float] | None) -> str:
+def score_with_ci(v: float | None, ci: list[float] | None) -> str:
     """A mean score (0 to 1, three decimals) with its 95% CI."""
     return ("-" if v is None else f"{v:.3f}") + (f" [{ci[0]:.3f},{ci[1]:.3f}]" if ci else "")
 
@@ -223,7 +223,7 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
                                               if gap.get("ci95") else "")).strip() if gap else "-",
                  pct(spread.get("std"), 2)]
         if has_search:
-            cells.insert(3, score_ci(search["score"], search["ci95"]) if search else "-")
+            cells.insert(3, score_with_ci(search["score"], search["ci95"]) if search else "-")
         t.add_row(str(r.get("rank")), escape(str(r.get("model"))), escape(str(r.get("run"))), *cells)
     con.print(t)
 

@@ -123,18 +123,17 @@ def score(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
-_score = score
-
 
 def _render_search(con: Any, q: dict[str, Any], per_problem: bool) -> None:
-    """Search problems: the mean score (best known / objective) and the instances at the best known."""
+    """Search problems: the mean score (best known / objective) and the instances at the best known,
+    overall, by tier (when there are several) and family, and per problem, with the run-to-run spread."""
     h, r = q["headline"], q["runs"]
     t = table("metric", "value", "95% CI", "notes", title="search problems: score against the best known",
               right=("value",))
-    t.add_row("mean score", _score(h["score"]), _score_ci(h["score_ci95"]),
+    t.add_row("mean score", score(h["score"]), score_ci(h["score_ci95"]),
               f"{h['problems']} problems; mean over problems; CI by bootstrap over problems")
     t.add_row("instances at the best known", pct(h["at_best"]), "-", "within each problem's tolerance")
-    t.add_row("run-to-run std", _score(r["std"]), "-", f"min {_score(r['min'])}, max {_score(r['max'])}")
+    t.add_row("run-to-run std", score(r["std"]), "-", f"min {score(r['min'])}, max {score(r['max'])}")
     if h.get("new_best"):
         t.add_row("new best known", str(h["new_best"]), "-", "instances where a mapping beat the best known (capped at 1)")
     con.print(t)
@@ -145,25 +144,24 @@ def _render_search(con: Any, q: dict[str, Any], per_problem: bool) -> None:
                   right=("problems", "score", "at best", "run std"))
         for name, row in (q.get(key) or {}).items():
             sp = row["spread"]
-            g.add_row(name, str(row["problems"]), _score(row["score"]), _score_ci(row["score_ci95"]),
-                      pct(row["at_best"]), _score(sp["std"]),
-                      f"{_score(sp['min'])} - {_score(sp['max'])}" if sp["min"] is not None else "-")
+            g.add_row(name, str(row["problems"]), score(row["score"]), score_ci(row["score_ci95"]),
+                      pct(row["at_best"]), score(sp["std"]),
+                      f"{score(sp['min'])} - {score(sp['max'])}" if sp["min"] is not None else "-")
         con.print(g)
     if per_problem:
-        p = table("problem", "n", "score", "95% CI", "at best", "pass@1", "min", "max", "std", title="search per problem",
+        p = table("problem", "n", "score", "95% CI", "at best", "pass@1", "min", "max", "std",
+                  title="search per problem",
                   right=("n", "score", "at best", "pass@1", "min", "max", "std"))
         for row in q["problems"]:
-            p.add_row(row["problem"].split("/", 1)[-1], str(row["n"]), _score(row["score"]),
-                      _score_ci(row["score_ci95"]), pct(row["at_best"]), pct(row["pass@1"]),
-                      _score(row["min"]), _score(row["max"]), _score(row.get("std")))
+            p.add_row(row["problem"].split("/", 1)[-1], str(row["n"]), score(row["score"]),
+                      score_ci(row["score_ci95"]), pct(row["at_best"]), pct(row["pass@1"]),
+                      score(row["min"]), score(row["max"]), score(row.get("std")))
         con.print(p)
 
 
 def score_ci(ci: list[float] | None) -> str:
-    return f"[{_score(ci[0])}, {_score(ci[1])}]" if ci else "-"
+    return f"[{score(ci[0])}, {score(ci[1])}]" if ci else "-"
 
-
-_score_ci = score_ci
 
 
 def _render_qa(con: Any, s: dict[str, Any], per_problem: bool) -> None:

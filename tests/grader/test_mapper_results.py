@@ -177,13 +177,13 @@ def test_leaderboard_has_a_score_column_for_runs_with_search_problems(summaries,
         assert by[n]["search"]["score"] == h["score"] and by[n]["search"]["ci95"] == h["score_ci95"]
         assert by[n]["search"]["at_best"] == h["at_best"]
     assert by["c"]["search"] is None and by["c"]["code"]["pass@1"] == 1.0
-    from grader.results.leaderboard import render_leaderboard, score_ci as board_ci
+    from grader.results.leaderboard import render_leaderboard, score_with_ci
 
     render_leaderboard(b)
     out = capsys.readouterr().out
     assert "search score" in out
     for n in ("a", "b"):
-        assert board_ci(by[n]["search"]["score"], by[n]["search"]["ci95"]) in out
+        assert score_with_ci(by[n]["search"]["score"], by[n]["search"]["ci95"]) in out
     page = render_leaderboard_html(b)
     assert "search score" in page
     for n in ("a", "b"):

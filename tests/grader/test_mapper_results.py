@@ -5,12 +5,14 @@ the pack's real hidden instances, beside a pass/fail problem."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 from grader.cli import main
 from grader.packs.problems import Catalog
@@ -91,7 +93,8 @@ def by_sample(scores: dict[int, float]) -> list[float]:
     return [scores[s] for s in sorted(scores)]
 
 
-def test_report_gives_scores_per_problem_family_and_tier(runs, summaries, capsys):
+def test_report_gives_scores_per_problem_family_and_tier(runs, summaries, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")  # the tables' rows on one line each
     s = summaries["a"]["search"]
     got = {pid: by_sample(v) for pid, v in journal_scores(runs["a"]).items()}
     rows = {p["problem"]: p for p in s["problems"]}
@@ -169,7 +172,7 @@ def test_run_page_scores_section_equals_the_summary(runs, summaries):
     assert 'id="scores"' not in plain and 'href="#scores"' not in plain and "search" not in summaries["c"]
 
 
-def test_leaderboard_has_a_score_column_for_runs_with_search_problems(summaries, capsys):
+def test_leaderboard_has_a_score_column_for_runs_with_search_problems(summaries):
     b = build_leaderboard([summaries[n] for n in ("a", "b", "c")])
     by = {r["run"]: r for r in b["runs"]}
     for n in ("a", "b"):
@@ -179,8 +182,12 @@ def test_leaderboard_has_a_score_column_for_runs_with_search_problems(summaries,
     assert by["c"]["search"] is None and by["c"]["code"]["pass@1"] == 1.0
     from grader.results.leaderboard import render_leaderboard, score_with_ci
 
-    render_leaderboard(b)
-    out = capsys.readouterr().out
+    def terminal(board) -> str:  # a wide console: the table's cells on one line each
+        buf = io.StringIO()
+        render_leaderboard(board, con=Console(file=buf, width=200), err=Console(file=io.StringIO()))
+        return buf.getvalue()
+
+    out = terminal(b)
     assert "search score" in out
     for n in ("a", "b"):
         assert score_with_ci(by[n]["search"]["score"], by[n]["search"]["ci95"]) in out
@@ -193,8 +200,7 @@ def test_leaderboard_has_a_score_column_for_runs_with_search_problems(summaries,
         assert score_ci(by[n]["search"]["ci95"]) in tr
     # a board without search problems has no such column
     plain = build_leaderboard([summaries["c"]])
-    render_leaderboard(plain)
-    assert "search score" not in capsys.readouterr().out
+    assert "search score" not in terminal(plain) and "code pass@1" in terminal(plain)
     assert "search score" not in render_leaderboard_html(plain)
 
 

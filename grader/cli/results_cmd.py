@@ -308,17 +308,52 @@ def cmd_audit(args: argparse.Namespace) -> int:
 # compare
 # ------------------------------------------------------------------------------------------
 
-def _state(loaded, mode: str, round_: int) -> dict[tuple[str, str, int], bool]:
-    """(problem, item, sample) -> passed, for one mode of a run as it stood after a round."""
+def _outcomes(loaded, mode: str, round_: int) -> list:
+    """The outcomes of one mode of a run as it stood after a round."""
     from ..errors import ConfigError
 
     if round_ < 0 or round_ >= loaded.manifest.rounds:
         raise ConfigError(f"run {loaded.manifest.run_id} has rounds 0 to {loaded.manifest.rounds - 1}, not {round_}")
     if round_ == 0 or loaded.manifest.rounds == 1:
-        outs = loaded.outcomes if mode == "code" else loaded.qa_outcomes
-    else:
-        outs = loaded.after.get(mode, {}).get(round_, [])
+        return loaded.outcomes if mode == "code" else loaded.qa_outcomes
+    return loaded.after.get(mode, {}).get(round_, [])
+
+
+def _state(outs: list) -> dict[tuple[str, str, int], bool]:
+    """(problem, item, sample) -> passed, over the counted outcomes."""
     return {(o.problem, o.item, o.sample): o.passed for o in outs if o.counted}
+
+
+def _paired(pa: dict[tuple[str, str, int], float], pb: dict[tuple[str, str, int], float]) -> dict[str, Any]:
+    """Per problem the mean of A and of B over their shared samples and B - A; overall the mean
+    over problems of each and of the difference, with a 95% paired bootstrap CI over problems."""
+    import numpy as np
+
+    from ..results.stats import paired_bootstrap_ci
+
+    shared = sorted(set(pa) & set(pb))
+    by_problem: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for key in shared:
+        by_problem[key[0]].append((float(pa[key]), float(pb[key])))
+    rows = []
+    for pid in sorted(by_problem):
+        pairs = by_problem[pid]
+        ra = sum(x for x, _ in pairs) / len(pairs)
+        rb = sum(y for _, y in pairs) / len(pairs)
+        rows.append({"problem": pid, "n": len(pairs), "a": ra, "b": rb, "diff": rb - ra,
+                     "result": "b better" if rb > ra else "a better" if ra > rb else "tie"})
+    diffs = np.array([r["diff"] for r in rows], dtype=float)
+    paired = paired_bootstrap_ci(diffs)
+    return {
+        "shared_problems": len(rows), "shared_samples": len(shared),
+        "a": float(np.mean([r["a"] for r in rows])) if rows else None,
+        "b": float(np.mean([r["b"] for r in rows])) if rows else None,
+        "diff": float(diffs.mean()) if diffs.size else None, "diff_ci95": list(paired) if paired else None,
+        "wins_b": sum(r["result"] == "b better" for r in rows),
+        "wins_a": sum(r["result"] == "a better" for r in rows),
+        "ties": sum(r["result"] == "tie" for r in rows),
+        "problems": rows,
+    }
 
 
 def compare_runs(a_path: Path, b_path: Path | None = None, round_a: int = 0, round_b: int | None = None,
@@ -326,8 +361,8 @@ def compare_runs(a_path: Path, b_path: Path | None = None, round_a: int = 0, rou
     import numpy as np
 
     from ..errors import ConfigError
+    from ..results.stats import score_state
     from ..results.summary import load_run
-    from ..results.stats import paired_bootstrap_ci
 
     a = load_run(a_path)
     b = a if b_path is None or Path(b_path).resolve() == Path(a_path).resolve() else load_run(b_path)
@@ -358,34 +393,23 @@ def compare_runs(a_path: Path, b_path: Path | None = None, round_a: int = 0, rou
     changed = sorted(pid for pid in set(ha) & set(hb) if ha[pid] != hb[pid])
     if changed:
         warnings.append(f"{len(changed)} shared problem(s) differ in content: {', '.join(changed[:5])}")
-    pa, pb = _state(a, mode, round_a), _state(b, mode, round_b)
-    shared = sorted(set(pa) & set(pb))
-    by_problem: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
-    for key in shared:
-        by_problem[key[0]].append((pa[key], pb[key]))
-    rows = []
-    for pid, pairs in sorted(by_problem.items()):
-        ra = sum(x for x, _ in pairs) / len(pairs)
-        rb = sum(y for _, y in pairs) / len(pairs)
-        rows.append({"problem": pid, "n": len(pairs), "a": ra, "b": rb, "diff": rb - ra,
-                     "result": "b better" if rb > ra else "a better" if ra > rb else "tie"})
-    diffs = np.array([r["diff"] for r in rows], dtype=float)
-    paired = paired_bootstrap_ci(diffs)
-    ci = list(paired) if paired else None
-    return {
+    oa, ob = _outcomes(a, mode, round_a), _outcomes(b, mode, round_b)
+    p = _paired(_state(oa), _state(ob))
+    out = {
         "a": {"run": a.manifest.run_id, "model": a.manifest.model, "round": round_a},
         "b": {"run": b.manifest.run_id, "model": b.manifest.model, "round": round_b},
         "instance_seed": a.manifest.instance_seed,
         "mode": mode, "metric": "pass@1" if mode == "code" else "Q&A accuracy",
-        "shared_problems": len(rows), "shared_samples": len(shared),
-        "pass1_a": float(np.mean([r["a"] for r in rows])) if rows else None,
-        "pass1_b": float(np.mean([r["b"] for r in rows])) if rows else None,
-        "diff": float(diffs.mean()) if diffs.size else None, "diff_ci95": ci,
-        "wins_b": sum(r["result"] == "b better" for r in rows),
-        "wins_a": sum(r["result"] == "a better" for r in rows),
-        "ties": sum(r["result"] == "tie" for r in rows),
-        "problems": rows, "warnings": warnings,
+        "shared_problems": p["shared_problems"], "shared_samples": p["shared_samples"],
+        "pass1_a": p["a"], "pass1_b": p["b"], "diff": p["diff"], "diff_ci95": p["diff_ci95"],
+        "wins_b": p["wins_b"], "wins_a": p["wins_a"], "ties": p["ties"],
+        "problems": p["problems"], "warnings": warnings,
     }
+    if mode == "code":
+        sa, sb = score_state(oa), score_state(ob)
+        if set(sa) & set(sb):
+            out["search"] = _paired(sa, sb)
+    return out
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -413,4 +437,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for r in sorted(c["problems"], key=lambda r: r["diff"]):
         t.add_row(r["problem"].split("/", 1)[-1], str(r["n"]), pct(r["a"]), pct(r["b"]), f"{100 * r['diff']:+.1f}")
     con.print(t)
+    if c.get("search"):
+        _print_score_compare(con, c["search"])
     return 0
+
+
+def _print_score_compare(con: Any, q: dict[str, Any]) -> None:
+    """Search problems: the mean score of A and of B, B - A with its paired bootstrap CI, per problem."""
+    def sc(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    def signed(x: float) -> str:
+        return f"{x:+.3f}"
+
+    ci = q["diff_ci95"]
+    con.print(f"search score ({q['shared_problems']} search problems, {q['shared_samples']} shared samples)  "
+              f"A {sc(q['a'])}  B {sc(q['b'])}  B - A = {signed(q['diff']) if q['diff'] is not None else '-'}"
+              + (f"  (95% paired bootstrap CI [{signed(ci[0])}, {signed(ci[1])}])" if ci else ""))
+    con.print(f"search per problem: B better on {q['wins_b']}, A better on {q['wins_a']}, tied on {q['ties']}")
+    t = table("problem", "n", "A score", "B score", "B - A", title="search score per problem",
+              right=("n", "A score", "B score", "B - A"))
+    for r in sorted(q["problems"], key=lambda r: r["diff"]):
+        t.add_row(r["problem"].split("/", 1)[-1], str(r["n"]), sc(r["a"]), sc(r["b"]), signed(r["diff"]))
+    con.print(t)

@@ -125,3 +125,38 @@ def spread_bar(p1: float | None, spread: dict[str, Any], width: int = 300) -> di
 def unit_bar(v: float | None, width: int) -> float | None:
     """The length of a 0-100% bar of the given width; None for no rate."""
     return None if v is None else _unit(v) * width
+
+
+def score_strip(values: list[float], mean: float | None, ci: list[float] | None, width: int = 220) -> dict[str, Any]:
+    """Scores (0 to 1) as a strip: each value a dot on the track (stacked where they coincide), the
+    mean as a tick and its 95% CI as a whisker."""
+    pad = 4
+    pw = width - 2 * pad
+
+    def x(v: float) -> float:
+        return pad + pw * _unit(v)
+
+    seen: dict[int, int] = {}
+    dots = []
+    for v in values:
+        px = x(v)
+        slot = round(px / 3)  # dots closer than 3 units stack upwards
+        level = seen.get(slot, 0)
+        seen[slot] = level + 1
+        dots.append({"x": px, "y": 15 - min(level, 3) * 3.5, "v": v})
+    return {"w": width, "h": 22, "pad": pad, "track": pw, "grid": [x(t) for t in INNER], "dots": dots,
+            "mean": None if mean is None else x(mean), "ci": (x(ci[0]), x(ci[1])) if ci else None}
+
+
+def histogram(values: list[float], bins: int = 10, width: int = 120, height: int = 24) -> dict[str, Any]:
+    """Scores (0 to 1) counted in ``bins`` equal bins (the last one closed: a score of 1 is in it),
+    as bars scaled to the fullest bin."""
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, int(_unit(v) * bins))] += 1
+    top = max(counts) or 1
+    bw = width / bins
+    bars = [{"x": i * bw + 0.5, "width": max(0.5, bw - 1), "height": (height - 2) * c / top,
+             "y": height - 1 - (height - 2) * c / top, "n": c, "lo": i / bins, "hi": (i + 1) / bins}
+            for i, c in enumerate(counts)]
+    return {"w": width, "h": height, "bars": bars, "counts": counts}

@@ -1,7 +1,9 @@
 """A run's results as one self-contained HTML page (the summary of ``report``, plus the failing samples).
 
 The page shows what the terminal report shows, section by section: the code-mode headline, runs,
-verdicts and the figures by tier, difficulty and family; the Q&A-mode headline and figures with
+verdicts and the figures by tier, difficulty and family; the search problems' scores (the mean
+score with its CI, the share at the best known, each problem's score distribution and the
+run-to-run spread, by tier and family); the Q&A-mode headline and figures with
 per-field accuracy; the reasoning-vs-code gap; the self-revision rounds per mode; the cost per
 round; and the failing samples (code, Q&A answers, and revised samples' rounds one after another
 with the feedback given between them). ``leaderboard.py`` draws several runs side by side with the
@@ -310,6 +312,35 @@ def _gap(s: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _score_groups(groups: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The rows of the search problems' by-tier or by-family table, in order."""
+    return [{"name": name, "problems": groups[name].get("problems"), "score": groups[name].get("score"),
+             "ci95": groups[name].get("score_ci95"), "at_best": groups[name].get("at_best"),
+             "spread": spread(groups[name].get("spread"))} for name in _group_order(key, list(groups))]
+
+
+def _search(s: dict[str, Any], titles: dict[str, str]) -> dict[str, Any]:
+    """The search problems' scores: the headline, the run-to-run spread, by tier and family, and
+    per problem the mean with its CI, the share at the best known and every sample's score."""
+    q = s.get("search") or {}
+    h = q.get("headline") or {}
+    full = _full_ids(s)
+    problems = [{"pid": _pid(str(row.get("problem", "")), full, titles), "family": row.get("family", ""),
+                 "tier": row.get("tier", ""), "n": row.get("n"), "score": row.get("score"),
+                 "ci95": row.get("score_ci95"), "at_best": row.get("at_best"), "pass1": row.get("pass@1"),
+                 "new_best": row.get("new_best") or 0, "min": row.get("min"), "max": row.get("max"),
+                 "std": row.get("std"), "scores": list(row.get("scores") or [])} for row in q.get("problems") or []]
+    by_tier = _score_groups(q.get("by_tier") or {}, "by_tier")
+    return {
+        "headline": {"score": h.get("score"), "ci95": h.get("score_ci95"), "problems": h.get("problems", 0),
+                     "at_best": h.get("at_best"), "new_best": h.get("new_best") or 0},
+        "runs": spread(q.get("runs")),
+        "by_tier": by_tier if len(by_tier) > 1 else [],
+        "by_family": _score_groups(q.get("by_family") or {}, "by_family"),
+        "problems": problems,
+    }
+
+
 def _revision_mode(mode: str, rev: dict[str, Any]) -> dict[str, Any]:
     rounds = rev.get("rounds") or []
     tables = []
@@ -531,6 +562,7 @@ def report_view(summary: dict[str, Any], samples: list[dict[str, Any]]) -> dict[
         "both": "code" in modes and "qa" in modes,
         "revised": (run.get("rounds") or 1) > 1,
         "code": _code(summary, links, titles) if "code" in modes else None,
+        "search": _search(summary, titles) if "code" in modes and summary.get("search") else None,
         "qa": _qa(summary, links, titles) if "qa" in modes else None,
         "gap": _gap(summary) if summary.get("gap") else None,
         "revision": _revision(summary),

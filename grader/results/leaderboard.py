@@ -3,7 +3,8 @@
 Built from run summaries alone (the dicts of :func:`grader.results.summary.run_summary`), so it
 needs nothing but the run directories. Each row carries the run's code pass@1 with its CI, its Q&A
 accuracy with its CI and the reasoning-vs-code gap with its CI (``None`` where the run lacks the
-mode), the run-to-run spread and, for revised runs, the change over the revision rounds. Rows are
+mode), the mean score of its search problems with its CI (``None`` for a run without them),
+the run-to-run spread and, for revised runs, the change over the revision rounds. Rows are
 ordered by code pass@1, then runs without code mode by Q&A accuracy. The heat map has a row per
 family (and per tier) and a column per run: code pass@1, or Q&A accuracy for a Q&A-only run; a
 second map holds the Q&A accuracy of every run that has it. Warnings say when the runs used
@@ -53,6 +54,11 @@ def _row(i: int, s: dict[str, Any]) -> dict[str, Any]:
         qh = s["qa"].get("headline") or {}
         qa = {"accuracy": qh.get("accuracy"), "ci95": qh.get("accuracy_ci95"), "problems": qh.get("problems"),
               "runs": s["qa"].get("runs") or {}}
+    search = None
+    if s.get("search"):
+        sh = s["search"].get("headline") or {}
+        search = {"score": sh.get("score"), "ci95": sh.get("score_ci95"), "problems": sh.get("problems"),
+                  "at_best": sh.get("at_best"), "runs": s["search"].get("runs") or {}}
     if s.get("gap"):
         g = s["gap"]
         gap = {"gap": g.get("gap"), "ci95": g.get("gap_ci95"), "problems": g.get("problems"),
@@ -70,7 +76,7 @@ def _row(i: int, s: dict[str, Any]) -> dict[str, Any]:
         "grader_version": run.get("grader_version"), "complete": run.get("complete", True),
         "ungraded": run.get("ungraded") or 0, "notice": run.get("notice"),
         "instance_seed": run.get("instance_seed"),
-        "code": code, "qa": qa, "gap": gap, "revision": revision,
+        "code": code, "qa": qa, "gap": gap, "search": search, "revision": revision,
         "cost": {"usd": cost.get("usd") or 0.0,
                  "tokens": (cost.get("prompt_tokens") or 0) + (cost.get("completion_tokens") or 0),
                  "calls": cost.get("calls") or 0},
@@ -185,6 +191,11 @@ def _with_ci(v: float | None, ci: list[float] | None) -> str:
     return pct(v) + (f" [{100 * ci[0]:.1f},{100 * ci[1]:.1f}]" if ci else "")
 
 
+def score_with_ci(v: float | None, ci: list[float] | None) -> str:
+    """A mean score (0 to 1, three decimals) with its 95% CI."""
+    return ("-" if v is None else f"{v:.3f}") + (f" [{ci[0]:.3f},{ci[1]:.3f}]" if ci else "")
+
+
 def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) -> None:
     """The compact terminal leaderboard: one line per run, warnings first (on stderr)."""
     from rich.markup import escape
@@ -197,18 +208,23 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
         err.print(f"[bold yellow]warning:[/bold yellow] {escape(w)}", highlight=False)
     for n in board.get("notes") or []:
         err.print(f"note: {n}", markup=False, highlight=False)
-    t = table("#", "model", "run", "code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std",
-              title=f"leaderboard (instance seed {seed_label(board.get('instance_seed'))})",
-              right=("#", "code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std"))
+    has_search = any(r.get("search") for r in board.get("runs") or [])
+    cols = ("code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std")
+    if has_search:  # a column only where a run has search problems: other boards print as before
+        cols = (*cols[:3], "search score [95% CI]", *cols[3:])
+    t = table("#", "model", "run", *cols,
+              title=f"leaderboard (instance seed {seed_label(board.get('instance_seed'))})", right=("#", *cols))
     for r in board.get("runs") or []:
-        code, qa, gap = r.get("code"), r.get("qa"), r.get("gap")
+        code, qa, gap, search = r.get("code"), r.get("qa"), r.get("gap"), r.get("search")
         spread = (code or qa or {}).get("runs") or {}
-        t.add_row(str(r.get("rank")), escape(str(r.get("model"))), escape(str(r.get("run"))),
-                  _with_ci(code["pass@1"], code["ci95"]) if code else "-",
-                  _with_ci(qa["accuracy"], qa["ci95"]) if qa else "-",
-                  (f"{points(gap['gap'])} " + (f"[{points(gap['ci95'][0])},{points(gap['ci95'][1])}]"
-                                                if gap.get("ci95") else "")).strip() if gap else "-",
-                  pct(spread.get("std"), 2))
+        cells = [_with_ci(code["pass@1"], code["ci95"]) if code else "-",
+                 _with_ci(qa["accuracy"], qa["ci95"]) if qa else "-",
+                 (f"{points(gap['gap'])} " + (f"[{points(gap['ci95'][0])},{points(gap['ci95'][1])}]"
+                                              if gap.get("ci95") else "")).strip() if gap else "-",
+                 pct(spread.get("std"), 2)]
+        if has_search:
+            cells.insert(3, score_with_ci(search["score"], search["ci95"]) if search else "-")
+        t.add_row(str(r.get("rank")), escape(str(r.get("model"))), escape(str(r.get("run"))), *cells)
     con.print(t)
 
 
@@ -252,6 +268,9 @@ def board_view(board: dict[str, Any]) -> dict[str, Any]:
             "code": {"rate": code["pass@1"], "ci95": code["ci95"]} if code else None,
             "qa": {"rate": qa["accuracy"], "ci95": qa["ci95"]} if qa else None,
             "gap": {"gap": gap.get("gap"), "ci95": gap.get("ci95")} if gap is not None else None,
+            "search": {"rate": r["search"]["score"], "ci95": r["search"]["ci95"],
+                       "at_best": r["search"].get("at_best"), "problems": r["search"].get("problems"),
+                       "std": (r["search"].get("runs") or {}).get("std")} if r.get("search") else None,
             "spreads": [dict(spread(part.get("runs")), mode=mode) for mode, part in (("code", code), ("qa", qa))
                         if part is not None],
             "std": ((code or qa or {}).get("runs") or {}).get("std"),
@@ -263,6 +282,7 @@ def board_view(board: dict[str, Any]) -> dict[str, Any]:
         })
     return {
         "runs": runs,
+        "has_search": any(r["search"] is not None for r in runs),
         "qa_only": [c.get("metric") == "accuracy" for c in board.get("columns") or []],
         "heat": _heat_view(board, "primary"),
         "heat_qa": _heat_view(board, "qa") if board["heatmap"].get("qa") else None,

@@ -25,7 +25,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from . import charts
-from .render import ci_text, pct, points, points_ci, verdict_label
+from .render import ci_text, pct, points, points_ci, score, score_ci, verdict_label
 
 VERDICT_COLORS = {
     "pass": "#1a7f37",
@@ -93,6 +93,7 @@ def environment() -> Environment:
                       finalize=lambda v: "" if v is None else v)
     env.filters.update(
         pct=pct, ci_text=ci_text, points=points, points_ci=points_ci,  # rates, as the terminal prints them
+        score=score, score_ci=score_ci,  # search problems' scores
         verdict_label=verdict_label, short_verdict=lambda v: SHORT_VERDICT.get(v, v),
         mode_label=lambda m: MODE_LABEL.get(m, m),
         color=verdict_color, heat=heat_color,

@@ -118,32 +118,50 @@ def render_summary(s: dict[str, Any], *, per_problem: bool = True, con: Any = No
     _render_revision(con, s)
 
 
-def _score(x: float | None) -> str:
+def score(x: float | None) -> str:
+    """A score (best known / objective, 0 to 1) with three decimals."""
     return "-" if x is None else f"{x:.3f}"
 
 
+
 def _render_search(con: Any, q: dict[str, Any], per_problem: bool) -> None:
-    """Search problems: the mean score (best known / objective) and the instances at the best known."""
+    """Search problems: the mean score (best known / objective) and the instances at the best known,
+    overall, by tier (when there are several) and family, and per problem, with the run-to-run spread."""
     h, r = q["headline"], q["runs"]
     t = table("metric", "value", "95% CI", "notes", title="search problems: score against the best known",
               right=("value",))
-    ci = h["score_ci95"]
-    t.add_row("mean score", _score(h["score"]), f"[{_score(ci[0])}, {_score(ci[1])}]" if ci else "-",
+    t.add_row("mean score", score(h["score"]), score_ci(h["score_ci95"]),
               f"{h['problems']} problems; mean over problems; CI by bootstrap over problems")
     t.add_row("instances at the best known", pct(h["at_best"]), "-", "within each problem's tolerance")
-    t.add_row("run-to-run std", _score(r["std"]), "-", f"min {_score(r['min'])}, max {_score(r['max'])}")
+    t.add_row("run-to-run std", score(r["std"]), "-", f"min {score(r['min'])}, max {score(r['max'])}")
     if h.get("new_best"):
         t.add_row("new best known", str(h["new_best"]), "-", "instances where a mapping beat the best known (capped at 1)")
     con.print(t)
+    for key, title in (("by_tier", "search by tier"), ("by_family", "search by family")):
+        if key == "by_tier" and len(q.get(key) or {}) < 2:
+            continue
+        g = table(title.split()[-1], "problems", "score", "95% CI", "at best", "run std", "run range", title=title,
+                  right=("problems", "score", "at best", "run std"))
+        for name, row in (q.get(key) or {}).items():
+            sp = row["spread"]
+            g.add_row(name, str(row["problems"]), score(row["score"]), score_ci(row["score_ci95"]),
+                      pct(row["at_best"]), score(sp["std"]),
+                      f"{score(sp['min'])} - {score(sp['max'])}" if sp["min"] is not None else "-")
+        con.print(g)
     if per_problem:
-        p = table("problem", "n", "score", "95% CI", "at best", "pass@1", "min", "max", title="search per problem",
-                  right=("n", "score", "at best", "pass@1", "min", "max"))
+        p = table("problem", "n", "score", "95% CI", "at best", "pass@1", "min", "max", "std",
+                  title="search per problem",
+                  right=("n", "score", "at best", "pass@1", "min", "max", "std"))
         for row in q["problems"]:
-            ci = row["score_ci95"]
-            p.add_row(row["problem"].split("/", 1)[-1], str(row["n"]), _score(row["score"]),
-                      f"[{_score(ci[0])}, {_score(ci[1])}]" if ci else "-", pct(row["at_best"]), pct(row["pass@1"]),
-                      _score(row["min"]), _score(row["max"]))
+            p.add_row(row["problem"].split("/", 1)[-1], str(row["n"]), score(row["score"]),
+                      score_ci(row["score_ci95"]), pct(row["at_best"]), pct(row["pass@1"]),
+                      score(row["min"]), score(row["max"]), score(row.get("std")))
         con.print(p)
+
+
+def score_ci(ci: list[float] | None) -> str:
+    return f"[{score(ci[0])}, {score(ci[1])}]" if ci else "-"
+
 
 
 def _render_qa(con: Any, s: dict[str, Any], per_problem: bool) -> None:

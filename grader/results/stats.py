@@ -363,13 +363,34 @@ def revision_stats(after: dict[int, Sequence[Outcome]]) -> dict:
 # search problems: continuous scores against the best known (docs/mapper.md)
 # ------------------------------------------------------------------------------------------
 
+def _score_group(rows: Sequence[Outcome], problems: Sequence[dict]) -> dict:
+    """Mean score over ``problems`` (CI by bootstrap over them), the share of ``rows``' instances at
+    the best known, the new best known values and the run-to-run spread of the mean score."""
+    means = [p["score"] for p in problems]
+    per_run: dict[int, list[float]] = defaultdict(list)
+    for o in rows:
+        per_run[o.sample].append(o.score or 0.0)
+    inst = sum(o.instances for o in rows)
+    return {"problems": len(problems), "score": sum(means) / len(means) if means else None,
+            "score_ci95": list(ci) if (ci := bootstrap_ci(means)) else None,
+            "at_best": sum(o.at_best for o in rows) / inst if inst else 0.0,
+            "new_best": sum(o.new_best for o in rows),
+            "spread": spread([sum(v) / len(v) for _, v in sorted(per_run.items())]).to_json()}
+
+
+def search_outcomes(outcomes: Iterable[Outcome]) -> list[Outcome]:
+    """The counted samples of search problems (tier ``search`` or carrying a score)."""
+    return [o for o in outcomes if o.counted and (o.tier == "search" or o.score is not None)]
+
+
 def summarize_scores(outcomes: Sequence[Outcome]) -> dict | None:
     """Mean score per problem (95% bootstrap CI over its samples), the share of instances at the
-    best known, the run-to-run spread and the headline (mean over problems, CI by bootstrap over
-    problems), for the search problems among ``outcomes`` (those of tier ``search`` or carrying
-    a score). A counted sample without a score (no code, a load error) scores 0. None when the
-    run has no search problem."""
-    rows = [o for o in outcomes if o.counted and (o.tier == "search" or o.score is not None)]
+    best known, each sample's score and the run-to-run spread, the same by family and by tier
+    (mean over the group's problems, CI by bootstrap over them), and the headline (mean over
+    problems, CI by bootstrap over problems), for the search problems among ``outcomes`` (those
+    of tier ``search`` or carrying a score). A counted sample without a score (no code, a load
+    error) scores 0. None when the run has no search problem."""
+    rows = search_outcomes(outcomes)
     if not rows:
         return None
     by_problem: dict[str, list[Outcome]] = defaultdict(list)
@@ -381,23 +402,33 @@ def summarize_scores(outcomes: Sequence[Outcome]) -> dict | None:
         scores = [o.score or 0.0 for o in os_]
         inst = sum(o.instances for o in os_)
         problems.append({
-            "problem": pid, "family": os_[0].family, "tier": os_[0].tier, "n": len(os_),
+            "problem": pid, "family": os_[0].family, "difficulty": os_[0].difficulty, "tier": os_[0].tier,
+            "n": len(os_),
             "score": sum(scores) / len(scores), "score_ci95": list(ci) if (ci := bootstrap_ci(scores)) else None,
             "pass@1": sum(o.passed for o in os_) / len(os_),
             "at_best": sum(o.at_best for o in os_) / inst if inst else 0.0,
             "new_best": sum(o.new_best for o in os_),
             "min": min(scores), "max": max(scores),
+            "std": float(np.std(scores, ddof=1)) if len(scores) > 1 else None,
+            "scores": scores,
         })
-    means = [p["score"] for p in problems]
-    per_run: dict[int, list[float]] = defaultdict(list)
-    for o in rows:
-        per_run[o.sample].append(o.score or 0.0)
-    inst = sum(o.instances for o in rows)
+
+    def by(key: str) -> dict[str, dict]:
+        names = sorted({p[key] for p in problems}, key=natural_key)
+        return {g: _score_group([o for o in rows if getattr(o, key) == g], [p for p in problems if p[key] == g])
+                for g in names}
+
+    whole = _score_group(rows, problems)
     return {
-        "headline": {"problems": len(problems), "score": sum(means) / len(means),
-                     "score_ci95": list(ci) if (ci := bootstrap_ci(means)) else None,
-                     "at_best": sum(o.at_best for o in rows) / inst if inst else 0.0,
-                     "new_best": sum(o.new_best for o in rows)},
-        "runs": spread([sum(v) / len(v) for _, v in sorted(per_run.items())]).to_json(),
+        "headline": {k: whole[k] for k in ("problems", "score", "score_ci95", "at_best", "new_best")},
+        "runs": whole["spread"],
+        "by_family": by("family"),
+        "by_tier": by("tier"),
         "problems": problems,
     }
+
+
+def score_state(outcomes: Iterable[Outcome]) -> dict[tuple[str, str, int], float]:
+    """(problem, item, sample) -> score, for the counted samples of search problems (0 for a
+    sample without a score): what ``compare`` pairs."""
+    return {(o.problem, o.item, o.sample): o.score or 0.0 for o in search_outcomes(outcomes)}

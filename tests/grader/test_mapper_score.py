@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from grader.grading.scoring import Verdict, grade, grade_for, grade_mapping, instance_score
@@ -177,3 +178,42 @@ def test_validator_judges_solution_variants_baselines_and_proven_bests(problem):
     assert bad.checks["baselines"][0] is False and "load_error" in bad.checks["baselines"][1]
     assert bad.checks["no candidate beats a proven best"][0] is False
     assert "baseline:g on h0" in bad.checks["no candidate beats a proven best"][1]
+
+
+def test_scores_by_family_and_tier_with_their_spread():
+    def o(pid, fam, s, score, at, tier="search"):
+        return Outcome(problem=pid, sample=s, passed=at == 4, verdict="pass" if at == 4 else "wrong_answer",
+                       family=fam, tier=tier, score=score, at_best=at, instances=4)
+    outs = [o("p/a", "M1", 0, 1.0, 4), o("p/a", "M1", 1, 0.6, 1), o("p/b", "M1", 0, 0.5, 0), o("p/b", "M1", 1, 0.7, 2),
+            o("p/c", "M2", 0, 0.2, 0), o("p/c", "M2", 1, 0.4, 0),
+            Outcome(problem="q/d", sample=0, passed=True, verdict="pass", family="F1", tier="model")]
+    s = summarize_scores(outs)
+    fam = s["by_family"]
+    assert set(fam) == {"M1", "M2"}  # only the search problems' families
+    assert fam["M1"]["problems"] == 2 and fam["M1"]["score"] == pytest.approx((0.8 + 0.6) / 2)
+    assert fam["M1"]["at_best"] == 7 / 16 and fam["M2"]["at_best"] == 0.0
+    lo, hi = fam["M1"]["score_ci95"]
+    assert 0.6 <= lo <= fam["M1"]["score"] <= hi <= 0.8  # bootstrap over the family's two problems
+    assert fam["M2"]["score_ci95"] is None  # one problem: no CI
+    # run i = sample i of the family's problems
+    assert fam["M1"]["spread"]["runs"] == pytest.approx([0.75, 0.65])
+    assert fam["M1"]["spread"]["std"] == pytest.approx(np.std([0.75, 0.65], ddof=1))
+    assert fam["M2"]["spread"]["runs"] == pytest.approx([0.2, 0.4])
+    assert set(s["by_tier"]) == {"search"} and s["by_tier"]["search"]["score"] == pytest.approx(s["headline"]["score"])
+    assert s["by_tier"]["search"]["spread"] == s["runs"]
+    rows = {p["problem"]: p for p in s["problems"]}
+    assert rows["p/a"]["scores"] == [1.0, 0.6] and rows["p/a"]["std"] == pytest.approx(np.std([1.0, 0.6], ddof=1))
+    assert rows["p/a"]["family"] == "M1"
+
+
+def test_score_charts():
+    from grader.results import charts
+
+    h = charts.histogram([0.0, 0.05, 0.5, 0.95, 1.0, 1.0], bins=10)
+    assert h["counts"] == [2, 0, 0, 0, 0, 1, 0, 0, 0, 3]  # a score of 1 falls in the last bin
+    tallest = max(h["bars"], key=lambda b: b["height"])
+    assert tallest["n"] == 3 and tallest["y"] == pytest.approx(1)
+    st = charts.score_strip([0.25, 0.25, 1.0], 0.5, [0.25, 1.0], width=108)
+    xs = [d["x"] for d in st["dots"]]
+    assert xs == [29.0, 29.0, 104.0] and st["mean"] == 54.0 and st["ci"] == (29.0, 104.0)
+    assert st["dots"][0]["y"] != st["dots"][1]["y"]  # equal scores stack

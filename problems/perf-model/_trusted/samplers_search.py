@@ -233,9 +233,11 @@ def sample_latency_ranking(rng: Any, real_share: float = 0.25, exact_share: floa
                     exact_share=exact_share, plain_share=plain_share)
 
 
-def sample_edp_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+def sample_edp_ranking(rng: Any, real_share: float = 0.25, exact_share: float = 0.0,
+                       plain_share: float = 0.0) -> dict[str, Any]:
     """perf-model/f16-edp-ranking: any layer shape, with energies and port bandwidths."""
-    return _ranking(rng, ("conv", "depthwise", "gemm", "bmm"), energies=True, bandwidth=True, real_share=real_share, span=4)
+    return _ranking(rng, ("conv", "depthwise", "gemm", "bmm"), energies=True, bandwidth=True, real_share=real_share,
+                    span=4, exact_share=exact_share, plain_share=plain_share)
 
 
 SAMPLERS = {

@@ -125,13 +125,42 @@ def _tie(rng: Any, m: dict[str, Any], dims: list[str]) -> dict[str, Any]:
     return out
 
 
-def _bounded_mapping(rng: Any, wl: dict[str, Any], arch: dict[str, Any], span: int | None) -> dict[str, Any]:
+def _exact(m: dict[str, Any], dims: dict[str, int]) -> dict[str, Any]:
+    """``m`` with each dimension's factors multiplying exactly to its size: every loop of it,
+    innermost first, shrinks to the largest divisor of what is left (spatial loops stay within
+    their fan-out), and its outermost temporal loop (or a new one at the outermost level) takes
+    the rest. No ragged tile, no overshoot."""
+    keys = ("temporal", "spatial_x", "spatial_y")
+    for d, size in dims.items():
+        left, last = size, None
+        for lv in m["levels"]:
+            for key in ("spatial_x", "spatial_y", "temporal"):
+                for loop in lv.get(key, []):
+                    if loop[0] != d:
+                        continue
+                    loop[1] = max(f for f in range(1, min(loop[1], left) + 1) if left % f == 0)
+                    left //= loop[1]
+                    if key == "temporal":
+                        last = loop
+        if left > 1:
+            if last is None:
+                m["levels"][-1].setdefault("temporal", []).append([d, left])
+            else:
+                last[1] *= left
+    assert all(prod(f for lv in m["levels"] for k in keys for e, f in lv.get(k, []) if e == d) == size
+               for d, size in dims.items())
+    return m
+
+
+def _bounded_mapping(rng: Any, wl: dict[str, Any], arch: dict[str, Any], span: int | None,
+                     plain: bool = False) -> dict[str, Any]:
     """A mapping; with ``span``, one whose loops of each dimension span at most ``span`` times its
     size (plus 16). The spec bounds no overshoot, but the counts of every level (energy, latency)
-    take time with the span: an answer must come within the CPU budget of a call."""
+    take time with the span: an answer must come within the CPU budget of a call. ``plain``: no
+    bypass but the one a partitioned level forces."""
     dims = wl["dims"]
     for _ in range(100):
-        m = mapping(rng, wl, arch, bypass_p=float(_pick(rng, (0.0, 0.2, 0.4))), spatial_p=0.6)
+        m = mapping(rng, wl, arch, bypass_p=0.0 if plain else float(_pick(rng, (0.0, 0.2, 0.4))), spatial_p=0.6)
         if span is None or all(prod(f for lv in m["levels"] for k in ("temporal", "spatial_x", "spatial_y") for e, f in lv.get(k, [])
                     if e == d) <= span * size + 16 for d, size in dims.items()):
             return m
@@ -160,22 +189,29 @@ def _capacities(rng: Any, wl: dict[str, Any], arch: dict[str, Any], cands: list[
 
 
 def _ranking(rng: Any, shapes: tuple[str, ...], *, energies: bool = False, bandwidth: bool = False,
-             real_share: float = 0.25, span: int | None = None) -> dict[str, Any]:
+             real_share: float = 0.25, span: int | None = None, exact_share: float = 0.0,
+             plain_share: float = 0.0) -> dict[str, Any]:
     """A layer of one of ``shapes`` (small to real), two to five levels (any fan-out, bypass,
     shared or partitioned capacities, multiple buffering), two to ten candidate mappings, any
     the format allows (several loops of a dimension at a level, ragged and overshooting factors,
-    spatial loops at every level), exact ties among them, capacities that leave some over a level."""
+    spatial loops at every level), exact ties among them, capacities that leave some over a level.
+    With probability ``exact_share`` every candidate's factors multiply exactly to the sizes, and
+    with ``plain_share`` no candidate bypasses a tensor it need not (the restricted domains of
+    partial models; both 0 draws as before)."""
     wl = workload(rng, shapes, real_share)
     arch = architecture(rng, int(_pick(rng, (2, 2, 3, 3, 4, 5))), energies=energies, buffering_p=0.5)
     if bandwidth:
         _ports(rng, arch)
+    exact = exact_share > 0 and rng.random() < exact_share
+    plain = plain_share > 0 and rng.random() < plain_share
     dims = list(wl["dims"])
     cands: list[dict[str, Any]] = []
     for _ in range(int(_pick(rng, (2, 3, 4, 5, 6, 7, 8, 9, 10)))):
         if len(cands) >= 2 and rng.random() < 0.12:
             cands.append(_tie(rng, cands[int(rng.integers(0, len(cands)))], dims))
         else:
-            cands.append(_bounded_mapping(rng, wl, arch, span))
+            m = _bounded_mapping(rng, wl, arch, span, plain)
+            cands.append(_exact(m, wl["dims"]) if exact else m)
     _capacities(rng, wl, arch, cands)
     return {"workload": wl, "architecture": arch, "candidates": cands}
 
@@ -190,14 +226,18 @@ def sample_energy_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
     return _ranking(rng, ("conv", "depthwise", "gemm"), energies=True, real_share=real_share, span=4)
 
 
-def sample_latency_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+def sample_latency_ranking(rng: Any, real_share: float = 0.25, exact_share: float = 0.0,
+                           plain_share: float = 0.0) -> dict[str, Any]:
     """perf-model/f16-latency-ranking: a convolution or a GEMM, with port bandwidths."""
-    return _ranking(rng, ("conv", "gemm"), bandwidth=True, real_share=real_share, span=4)
+    return _ranking(rng, ("conv", "gemm"), bandwidth=True, real_share=real_share, span=4,
+                    exact_share=exact_share, plain_share=plain_share)
 
 
-def sample_edp_ranking(rng: Any, real_share: float = 0.25) -> dict[str, Any]:
+def sample_edp_ranking(rng: Any, real_share: float = 0.25, exact_share: float = 0.0,
+                       plain_share: float = 0.0) -> dict[str, Any]:
     """perf-model/f16-edp-ranking: any layer shape, with energies and port bandwidths."""
-    return _ranking(rng, ("conv", "depthwise", "gemm", "bmm"), energies=True, bandwidth=True, real_share=real_share, span=4)
+    return _ranking(rng, ("conv", "depthwise", "gemm", "bmm"), energies=True, bandwidth=True, real_share=real_share,
+                    span=4, exact_share=exact_share, plain_share=plain_share)
 
 
 SAMPLERS = {

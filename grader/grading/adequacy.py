@@ -210,7 +210,7 @@ def _run(problem: Problem, module: DeclaredModule, inputs: list[list[Any]], limi
                        case_cpu_s=limits.case_cpu_s, memory_mb=max(2048, limits.memory_mb))
 
 
-def _note_sample(result: ModelResult, problem: Problem, d: Draw, why: str, rule: str | None, names: list[str]) -> None:
+def _note_sample(result: ModelResult, d: Draw, why: str, rule: str | None, names: list[str]) -> None:
     result.sample_wrong += 1
     shown = f"{d.id}: {why}"
     if not result.example:
@@ -234,7 +234,7 @@ def _judge(problem: Problem, module: DeclaredModule, accepted: tuple[Draw, ...],
     for d, answer in zip(accepted, answers):
         why = _wrong(problem, d.expected or {}, answer)
         if why is not None:
-            _note_sample(result, problem, d, why, rule, names)
+            _note_sample(result, d, why, rule, names)
     for v, answer in zip(hidden, answers[len(accepted):]):
         if _wrong(problem, v.expected, answer) is not None:
             result.hidden_wrong += 1
@@ -245,10 +245,10 @@ FIRST_CHUNK = 8  # decisive mode: inputs of the first run; each next run takes f
 
 
 def _until_wrong(problem: Problem, module: DeclaredModule, items: list[tuple[list[Any], dict[str, Any]]],
-                 limits: Limits) -> tuple[int, str | None, int]:
+                 limits: Limits) -> tuple[str | None, int]:
     """Runs ``items`` (arguments, expected) in growing chunks until one answer is wrong.
 
-    Returns (inputs run, why the first wrong one is wrong or None, its index)."""
+    Returns (why the first wrong one is wrong, its index), or (None, -1) when every answer is right."""
     done, size = 0, FIRST_CHUNK
     while done < len(items):
         chunk = items[done:done + size]
@@ -256,10 +256,10 @@ def _until_wrong(problem: Problem, module: DeclaredModule, items: list[tuple[lis
         for i, ((_, expected), answer) in enumerate(zip(chunk, answers)):
             why = _wrong(problem, expected, answer)
             if why is not None:
-                return done + i + 1, why, done + i
+                return why, done + i
         done += len(chunk)
         size *= 4
-    return done, None, -1
+    return None, -1
 
 
 def _decide(problem: Problem, module: DeclaredModule, accepted: tuple[Draw, ...], hidden: tuple[Vector, ...],
@@ -283,13 +283,13 @@ def _decide(problem: Problem, module: DeclaredModule, accepted: tuple[Draw, ...]
             for d, answer in zip(in_rule, _run(problem, module, [d.args for d in in_rule], limits)):
                 why = _wrong(problem, d.expected or {}, answer)
                 if why is not None:
-                    _note_sample(result, problem, d, why, rule, names)
-        _, why, _ = _until_wrong(problem, module, [(v.args, v.expected) for v in hidden], limits)
+                    _note_sample(result, d, why, rule, names)
+        why, _ = _until_wrong(problem, module, [(v.args, v.expected) for v in hidden], limits)
         result.hidden_wrong = int(why is not None)
         if not result.sample_wrong:
-            _, why, at = _until_wrong(problem, module, [(d.args, d.expected or {}) for d in rest], limits)
+            why, at = _until_wrong(problem, module, [(d.args, d.expected or {}) for d in rest], limits)
             if why is not None:
-                _note_sample(result, problem, rest[at], why, None, names)
+                _note_sample(result, rest[at], why, None, names)
     except HostRunError as exc:
         result.error = str(exc)
     return result

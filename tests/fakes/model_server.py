@@ -12,6 +12,10 @@ retry path run against it. Behaviour is scripted:
 * ``always``: an action applied to every request (e.g. ``("401",)`` or ``("slow", 0.5)``).
 
 Every request body is recorded in ``requests``.
+
+Each server's ``base_url`` carries a path segment of its own: the grader keys its completion
+cache by the endpoint, and two servers of one test run may be given the same port in turn, so
+the segment keeps one server's scripted replies from being served, cached, to another's test.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +37,7 @@ class FakeModelServer:
         self.always: tuple | None = None
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self.token = uuid.uuid4().hex[:12]  # this server's own endpoint path (see the module's doc)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -114,7 +120,7 @@ class FakeModelServer:
     @property
     def base_url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host}:{port}/{self.token}/v1"
 
     def __enter__(self) -> "FakeModelServer":
         self.thread.start()

@@ -494,7 +494,7 @@ class ScoringSpec(_Strict):
     """``[scoring]``: the answer is a mapping, judged and scored on the host (docs/mapper.md)."""
 
     kind: Literal["mapping"] = Field(description="mapping: the candidate returns a mapping per hidden instance")
-    objective: Literal["energy", "edp", "cycles"] = Field(description="what is minimised (the spec defines it)")
+    objective: Literal["energy", "edp", "cycles", "traffic"] = Field(description="what is minimised (the spec defines it)")
     evaluator: str = Field(min_length=1, description="key in the pack's trusted EVALUATORS: (mapping, args...) -> "
                            "{valid, reason, objective, breakdown}")
     tolerance: float = Field(0.001, gt=0, le=0.1, description="an instance is at the best known within this "

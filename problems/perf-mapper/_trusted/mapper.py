@@ -50,13 +50,14 @@ LEVEL_KEYS = ("temporal", "spatial_x", "spatial_y")
 # the host's check of an untrusted mapping
 # ------------------------------------------------------------------------------------------
 
-def _schema(mapping: Any, architecture: Mapping[str, Any], max_bytes: int) -> str | None:
-    """The first schema or size problem of a returned mapping (plain JSON from the channel)."""
+def envelope(mapping: Any, key: str, max_bytes: int) -> str | None:
+    """The first problem of a returned mapping's outer shape: a dict with exactly ``key`` and an
+    optional string ``name``, plain JSON of at most ``max_bytes`` as compact JSON."""
     if type(mapping) is not dict:
         return f"schema: the mapping must be a dict, got {type(mapping).__name__}"
-    extra = sorted(k for k in mapping if k not in ("levels", "name"))
+    extra = sorted(str(k)[:20] for k in mapping if k not in (key, "name"))
     if extra:
-        return f"schema: unknown key(s) {extra[:4]} (a mapping has levels and an optional name)"
+        return f"schema: unknown key(s) {extra[:4]} (a mapping has {key} and an optional name)"
     if "name" in mapping and type(mapping["name"]) is not str:
         return "schema: name must be a string"
     try:
@@ -65,6 +66,14 @@ def _schema(mapping: Any, architecture: Mapping[str, Any], max_bytes: int) -> st
         return "schema: the mapping is not plain JSON"
     if size > max_bytes:
         return f"schema: the mapping takes {size} bytes as compact JSON, more than {max_bytes}"
+    return None
+
+
+def _schema(mapping: Any, architecture: Mapping[str, Any], max_bytes: int) -> str | None:
+    """The first schema or size problem of a returned mapping (plain JSON from the channel)."""
+    why = envelope(mapping, "levels", max_bytes)
+    if why:
+        return why
     levels = mapping.get("levels")
     n = len(architecture["levels"])
     if type(levels) is not list or len(levels) != n:

@@ -1,0 +1,4 @@
+
+
+def map_chain(chain, architecture):
+    return search(chain, architecture)

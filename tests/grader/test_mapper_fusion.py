@@ -1,0 +1,242 @@
+"""perf-mapper's layer-fusion kind (``mapper_fusion``): the specs' worked examples, every rule's
+reason on hostile and invalid schedules, the cost model against a literal per-tile walk, the
+exact search against brute force on small instances, and the bundled solution, a variant, and
+`audit`'s side-by-side view through the real sandbox."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+
+from grader.cli import main
+from grader.grading.execution import grade_source
+from grader.grading.scoring import Verdict
+from grader.packs import vectors
+from grader.packs.problems import Catalog
+from grader.packs.vectors import Vector, plain
+
+CATALOG = Catalog()
+MBV2 = CATALOG.find("perf-mapper/fuse-mbv2-traffic")
+RESNET = CATALOG.find("perf-mapper/fuse-resnet-traffic")
+LLAMA = CATALOG.find("perf-mapper/fuse-llama-latency")
+F = MBV2.trusted.submodule("mapper_fusion")
+
+INT8 = {"I": 8, "W": 8, "O": 8, "psum": 24}
+CONV_CHAIN = {"name": "example", "residual": True, "layers": [
+    F._conv("ex.expand", "conv", 1, 2, 4, 1), F._conv("ex.dw", "depthwise", 2, 2, 4, 3),
+    F._conv("ex.project", "conv", 2, 1, 4, 1)]}
+CONV_ARCH = F._arch(96, 1)
+CONV_MAP = {"groups": [{"layers": 2, "tile": {"P": 2, "Q": 4}}, {"layers": 1, "tile": {"P": 4, "Q": 4}}]}
+GEMM_CHAIN = {"name": "ex", "residual": False, "layers": [
+    {"name": "ex.up", "shape": "gemm", "dims": {"M": 4, "K": 2, "N": 6}, "bits": INT8},
+    {"name": "ex.down", "shape": "gemm", "dims": {"M": 4, "K": 6, "N": 2}, "bits": INT8}]}
+GEMM_ARCH = F._arch(40, 1, [2, 2], 4)
+GEMM_MAP = {"groups": [{"layers": 1, "tile": {"M": 4, "N": 3}}, {"layers": 1, "tile": {"M": 4, "N": 2}}]}
+
+
+def test_conv_worked_example_of_the_specs():
+    out = MBV2.evaluator_fn(CONV_MAP, CONV_CHAIN, CONV_ARCH)
+    assert out["valid"] and out["objective"] == 88.0
+    g0, g1 = out["breakdown"]["groups"]
+    assert (g0["dram_bytes"], g0["room"], g1["dram_bytes"], g1["room"]) == (76, 72, 66, 66)
+    assert g1["residual_bytes"] == 16 and out["breakdown"]["compulsory_bytes"] == 54
+    best = MBV2.reference_fn(CONV_CHAIN, CONV_ARCH)
+    assert best["proven"] and best["best"] == 8.0
+    assert json.loads(best["mapping"]) == {"groups": [{"layers": 3, "tile": {"P": 2, "Q": 4}}]}
+    for p in (MBV2, RESNET):
+        assert "excess **88**" in p.spec and "excess **8**" in p.spec and "0.091" in p.spec
+
+
+def test_gemm_worked_example_of_the_spec():
+    out = LLAMA.evaluator_fn(GEMM_MAP, GEMM_CHAIN, GEMM_ARCH)
+    assert out["valid"] and out["objective"] == 26.0
+    assert [g["cycles"] for g in out["breakdown"]["groups"]] == [14, 12]
+    assert [g["room"] for g in out["breakdown"]["groups"]] == [20, 32]
+    best = LLAMA.reference_fn(GEMM_CHAIN, GEMM_ARCH)
+    assert best["proven"] and best["best"] == 24.0
+    assert "**26**" in LLAMA.spec and "**24**" in LLAMA.spec and "0.923" in LLAMA.spec
+
+
+class Loop(dict):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = dict.__hash__
+
+
+INVALID = [
+    (None, "schema: the mapping must be a dict"),
+    ([], "schema: the mapping must be a dict"),
+    ({"groups": CONV_MAP["groups"], "levels": []}, "schema: unknown key(s) ['levels']"),
+    ({1: 2}, "schema: unknown key(s) ['1']"),
+    ({"groups": [], "name": 3}, "schema: name must be a string"),
+    ({"groups": [{"layers": 1, "tile": {"P": float("nan"), "Q": 1}}]}, "schema: the mapping is not plain JSON"),
+    ({"groups": [{"layers": 3, "tile": {"P": 1, "Q": 1}}], "name": "x" * 5000}, "schema: the mapping takes"),
+    ({"groups": []}, "schema: groups must be a list of 1 to 3 groups"),
+    ({"groups": [{"layers": 1, "tile": {"P": 1, "Q": 1}}] * 4}, "schema: groups must be a list of 1 to 3"),
+    ({"groups": [[3, 1, 1]]}, "schema: group 0 must be a dict with exactly the keys layers and tile"),
+    ({"groups": [{"layers": 3, "tile": {"P": 1, "Q": 1}, "keep": True}]}, "schema: group 0 must be a dict"),
+    ({"groups": [{"layers": True, "tile": {"P": 1, "Q": 1}}]}, "schema: group 0: layers must be a positive"),
+    ({"groups": [{"layers": 0, "tile": {"P": 1, "Q": 1}}]}, "schema: group 0: layers must be a positive"),
+    ({"groups": [{"layers": 3, "tile": {"M": 1, "N": 1}}]}, "schema: group 0: tile must be a dict with exactly the keys P and Q"),
+    ({"groups": [{"layers": 3, "tile": {"P": 1.0, "Q": 1}}]}, "schema: group 0: tile P must be an integer"),
+    ({"groups": [{"layers": 3, "tile": {"P": 0, "Q": 1}}]}, "schema: group 0: tile P must be an integer"),
+    ({"groups": [{"layers": 3, "tile": {"P": 10 ** 40, "Q": 1}}]}, "schema: group 0: tile P must be an integer"),
+    ({"groups": [{"layers": 3, "tile": Loop(P=1, Q=1)}]}, None),  # a dict subclass is not plain data
+    ({"groups": [{"layers": 2, "tile": {"P": 1, "Q": 1}}]}, "coverage: the groups hold 2 layers, the chain has 3"),
+    ({"groups": [{"layers": 2, "tile": {"P": 1, "Q": 1}}, {"layers": 2, "tile": {"P": 1, "Q": 1}}]},
+     "coverage: the groups hold 4 layers"),
+    ({"groups": [{"layers": 3, "tile": {"P": 5, "Q": 1}}]}, "tile: group 0: tile P 5 is larger than the output's 4"),
+    ({"groups": [{"layers": 3, "tile": {"P": 4, "Q": 4}}]}, "capacity at GLB: group 0 (layers 0 to 2) needs"),
+]
+
+
+@pytest.mark.parametrize("mapping,reason", INVALID, ids=range(len(INVALID)))
+def test_every_rule_has_its_reason_and_nothing_raises(mapping, reason):
+    out = MBV2.evaluator_fn(mapping, CONV_CHAIN, CONV_ARCH)
+    assert out["valid"] is False and out["objective"] is None
+    if reason is not None:
+        assert out["reason"].startswith(reason), out["reason"]
+    else:
+        assert out["reason"].startswith("schema:")
+
+
+def test_the_llama_tile_keys_are_its_own():
+    out = LLAMA.evaluator_fn({"groups": [{"layers": 2, "tile": {"P": 1, "Q": 1}}]}, GEMM_CHAIN, GEMM_ARCH)
+    assert out["reason"].startswith("schema: group 0: tile must be a dict with exactly the keys M and N")
+    whole = {"groups": [{"layers": 2, "tile": {"M": 4, "N": 2}}]}  # room 8 + 24 + 8: exactly the GLB
+    assert LLAMA.evaluator_fn(whole, GEMM_CHAIN, GEMM_ARCH)["valid"]
+    tight = F._arch(39, 1, [2, 2], 4)
+    assert LLAMA.evaluator_fn(whole, GEMM_CHAIN, tight)["reason"] == \
+        "capacity at GLB: group 0 (layers 0 to 1) needs 40 bytes, the GLB has 39"
+
+
+def _literal_conv(chain, a, b, tp, tq):
+    """Input bytes and largest footprints of a conv group, walking every tile's 2-D positions."""
+    layers = chain["layers"][a:b + 1]
+    P, Q = layers[-1]["dims"]["P"], layers[-1]["dims"]["Q"]
+    total_in, largest = 0, [0] * len(layers)
+    for r0, c0 in itertools.product(range(0, P, tp), range(0, Q, tq)):
+        need = {(r, c) for r in range(r0, min(r0 + tp, P)) for c in range(c0, min(c0 + tq, Q))}
+        for j in range(len(layers) - 1, -1, -1):
+            wl = layers[j]
+            d = wl["dims"]
+            new = set()
+            for (r, c), dr, dc in itertools.product(need, range(d["R"]), range(d["S"])):
+                h = r * wl["stride"][0] + dr * wl["dilation"][0] - wl["padding"][0]
+                w = c * wl["stride"][1] + dc * wl["dilation"][1] - wl["padding"][1]
+                if 0 <= h < wl["input_hw"][0] and 0 <= w < wl["input_hw"][1]:
+                    new.add((h, w))
+            need = new
+            largest[j] = max(largest[j], len(need) * d["C"])
+        total_in += len(need) * layers[0]["dims"]["C"]
+    return total_in, largest
+
+
+def _literal_gemm_cycles(chain, arch, a, b, tm, tn):
+    layers = chain["layers"]
+    M, N, kb = layers[b]["dims"]["M"], layers[b]["dims"]["N"], layers[b]["dims"]["K"]
+    early = sum(layers[j]["dims"]["K"] * layers[j]["dims"]["N"] for j in range(a, b))
+    mpc = math.prod(arch["levels"][0]["fanout"])
+    bw = arch["levels"][1]["bytes_per_cycle"]
+    cycles = 0
+    for m0, n0 in itertools.product(range(0, M, tm), range(0, N, tn)):
+        m, n = min(tm, M - m0), min(tn, N - n0)
+        macs = m * early + m * kb * n
+        moved = m * layers[a]["dims"]["K"] + early + kb * n + m * n
+        cycles += max(-(-macs // mpc), -(-moved // bw))
+    return cycles
+
+
+def test_the_cost_model_equals_a_literal_walk_of_the_tiles():
+    for i in range(6):
+        kw = F.gen_conv_fusion(np.random.default_rng([77, i]), small=True)
+        chain = kw["chain"]
+        for (a, b), tp, tq in itertools.product([(0, 2), (1, 2), (0, 1), (1, 1)], range(1, 5), range(1, 5)):
+            P, Q = F.tile_bounds(chain, b)
+            tp, tq = min(tp, P), min(tq, Q)
+            cost = F._group_cost(chain, kw["architecture"], a, b, tp, tq)
+            total_in, largest = _literal_conv(chain, a, b, tp, tq)
+            assert cost["input_bytes"] == total_in
+            layers = chain["layers"]
+            mb = kw["architecture"]["levels"][0]["multiple_buffering"]
+            resid = chain["residual"] and b == 2 and a > 0
+            out_tile = tp * tq * F.out_channels(layers[b])
+            room = (sum(F.weights(layers[j]) for j in range(a, b + 1)) + mb * largest[0] + sum(largest[1:])
+                    + mb * out_tile * (2 if resid else 1))
+            assert cost["room"] == room
+        kw = F.gen_gemm_fusion(np.random.default_rng([78, i]), small=True)
+        chain, arch = kw["chain"], kw["architecture"]
+        for (a, b), tm, tn in itertools.product([(0, 2), (1, 2), (0, 0)], range(1, 5), range(1, 5)):
+            M, N = F.tile_bounds(chain, b)
+            tm, tn = min(tm, M), min(tn, N)
+            assert F._group_cost(chain, arch, a, b, tm, tn)["cycles"] == _literal_gemm_cycles(chain, arch, a, b, tm, tn)
+
+
+@pytest.mark.parametrize("problem", [MBV2, LLAMA], ids=lambda p: p.id)
+def test_the_search_equals_brute_force_on_small_instances(problem):
+    for i in range(4):
+        kw = plain(problem.generator_fn(np.random.default_rng([4300, i]), small=True), "t")
+        args = [kw["chain"], kw["architecture"]]
+        rec = problem.reference_fn(*args)
+        least = min((out["objective"] for m in F.enumerate_space(*args)
+                     if (out := problem.evaluator_fn(m, *args))["valid"]), default=None)
+        assert rec["proven"] and least == rec["best"]
+        assert problem.evaluator_fn(json.loads(rec["mapping"]), *args)["objective"] == rec["best"]
+
+
+def test_real_spaces_are_beyond_enumeration():
+    for problem in (MBV2, RESNET, LLAMA):
+        sizes = [F.space_size(v.args[0]) for v in vectors.load(problem).hidden]
+        assert min(sizes) >= (4 * 10 ** 8 if problem is RESNET else 10 ** 10), (problem.id, sizes)
+
+
+# ------------------------------------------------------------------------------------------
+# through the real sandbox
+# ------------------------------------------------------------------------------------------
+
+def _small(problem, seed):
+    out = []
+    for i in range(3):
+        kw = plain(problem.generator_fn(np.random.default_rng([seed, i]), small=True), "t")
+        args = [kw["chain"], kw["architecture"]]
+        out.append(Vector(id=f"s{i}", args=args, expected=plain(problem.reference_fn(*args), "t")))
+    return tuple(out)
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("problem,variant", [(RESNET, "no_halo"), (LLAMA, "weights_once")], ids=["conv", "gemm"])
+def test_solution_at_the_best_and_a_variant_below_in_the_sandbox(handle, problem, variant):
+    small = _small(problem, 9191)
+    g, _ = grade_source(handle, problem, problem.solution_source, small)
+    assert g.verdict is Verdict.PASS, g.reason
+    assert g.score == 1.0
+    v = next(x for x in problem.variants if x.name == variant)
+    g, _ = grade_source(handle, problem, v.source, small)
+    assert g.verdict is not Verdict.PASS and g.score is not None and g.score < 0.95
+
+
+UNFUSED = '''
+def map_chain(chain, architecture):
+    return {"groups": [{"layers": 1, "tile": {"P": 1, "Q": 1}} for _ in chain["layers"]]}
+'''
+
+
+@pytest.mark.docker
+def test_audit_shows_a_schedule_beside_the_best_known(tmp_path, capsys):
+    comp = tmp_path / "completions.jsonl"
+    comp.write_text(json.dumps({"problem": MBV2.qualified_id, "sample": 0,
+                                "text": f"```python\n{UNFUSED}```\n"}) + "\n")
+    rc = main(["eval", "--pack", "perf-mapper", "--problem", MBV2.id, "--completions", str(comp), "--samples", "1",
+               "--runs-dir", str(tmp_path / "runs"), "--name", "fuse", "--quiet"])
+    assert rc == 0
+    capsys.readouterr()
+    assert main(["audit", str(tmp_path / "runs" / "fuse"), "--verdict", "wrong_answer", "--no-code"]) == 0
+    out = capsys.readouterr().out.replace("\n", "")
+    assert "returned mapping on h" in out and '"groups":[{"layers":1,"tile":{"P":1,"Q":1}}' in out
+    best = {v.id: v.expected["mapping"] for v in vectors.load(MBV2).hidden}
+    assert any(m in out for m in best.values())

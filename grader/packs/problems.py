@@ -504,6 +504,9 @@ class ScoringSpec(_Strict):
                               "space the search claims to cover, one at a time (the brute-force proof)")
     proof: ProofSpec | None = Field(None, description="the small instances of the brute-force proof (with space)")
     baselines: list[BaselineSpec] = Field(default_factory=list, description="baseline searches the validator scores")
+    answer: str | None = Field(None, min_length=1, description="what the function returns, as the prompt names it, "
+                               "when it is not the format's mapping (e.g. \"a fused schedule (a dict, as the spec "
+                               "defines it)\"); the default names the format's mapping and its loops")
 
     @model_validator(mode="after")
     def _proof(self) -> "ScoringSpec":

@@ -31,8 +31,11 @@ Write one self-contained Python 3.11 module that defines `{entry}` with exactly 
 Use only the standard library and numpy. Do not read files, use the network or print anything
 that matters: only the returned value is graded. It is called once per hidden instance, with the
 arguments positionally in the order above. {limits}
-Return the mapping as a plain dict (str keys; lists of [str, int] loops; Python integers, not
+Return {what} as a plain dict (str keys; {loops}Python integers, not
 floats or booleans). Answer with the complete module in a single ```python fenced code block."""
+
+
+_FORMAT_MAPPING = "a mapping (a dict, the format's `mapping`)"  # a search problem's answer unless [scoring] answer says
 
 
 def _json(value: object) -> str:
@@ -93,9 +96,10 @@ def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
         lines.append(f"- `{p.name}` ({p.type}): {p.description}")
     sc = problem.data.scoring
     if sc is not None:
-        lines += ["", f"Return a mapping (a dict, the format's `mapping`). The grader checks it and computes its "
+        what, it = (sc.answer, "it") if sc.answer else (_FORMAT_MAPPING, "the mapping")
+        lines += ["", f"Return {what}. The grader checks it and computes its "
                   f"{sc.objective} on its side; its score is the best known {sc.objective} divided by yours (0 when "
-                  f"the mapping is invalid), and an instance counts as solved within {sc.tolerance:.1%} of the best "
+                  f"{it} is invalid), and an instance counts as solved within {sc.tolerance:.1%} of the best "
                   "known."]
     else:
         lines += ["", "Return a dict with exactly these keys:", "",
@@ -105,8 +109,13 @@ def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
             lines.append(f"| `{f.name}` | {f.parsed.describe()} | {unit} | {f.comparison()} |")
     lines += domain_lines(problem)
     lines += example_lines(problem, visible)
-    template = _MAPPING_INSTRUCTIONS if sc is not None else _INSTRUCTIONS
-    lines += ["## Answer format", "", template.format(entry=sig.entry_point, limits=limits_sentence(problem))]
+    if sc is None:
+        text = _INSTRUCTIONS.format(entry=sig.entry_point, limits=limits_sentence(problem))
+    else:  # the format's mapping names its loops; another answer is described by its spec
+        text = _MAPPING_INSTRUCTIONS.format(entry=sig.entry_point, limits=limits_sentence(problem),
+                                            what="it" if sc.answer else "the mapping",
+                                            loops="" if sc.answer else "lists of [str, int] loops; ")
+    lines += ["## Answer format", "", text]
     return "\n".join(lines).rstrip() + "\n"
 
 

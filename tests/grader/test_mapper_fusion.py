@@ -240,3 +240,19 @@ def test_audit_shows_a_schedule_beside_the_best_known(tmp_path, capsys):
     assert "returned mapping on h" in out and '"groups":[{"layers":1,"tile":{"P":1,"Q":1}}' in out
     best = {v.id: v.expected["mapping"] for v in vectors.load(MBV2).hidden}
     assert any(m in out for m in best.values())
+
+
+@pytest.mark.parametrize("pid", ["fuse-mbv2-traffic", "fuse-resnet-traffic", "fuse-llama-latency"])
+def test_the_prompt_asks_for_a_schedule_not_the_formats_mapping(pid):
+    """A search problem whose answer is not the format's mapping names its own answer
+    (`[scoring] answer`) and never asks for the format's loops; the GEMM mappers still do."""
+    from grader.packs.prompt import render_prompt
+
+    text = render_prompt(CATALOG.find(f"perf-mapper/{pid}"), [])
+    answer = text[text.index("## Answer format"):]
+    assert "Return a fused schedule (a dict, as the task above defines it)." in text
+    assert "(0 when it is invalid)" in text and "the format's `mapping`" not in text
+    assert "[str, int]" not in answer and "Return it as a plain dict" in answer
+    gemm = render_prompt(CATALOG.find("perf-mapper/gemm-energy-mapper"), [])
+    assert "Return a mapping (a dict, the format's `mapping`)." in gemm
+    assert "Return the mapping as a plain dict (str keys; lists of [str, int] loops;" in gemm

@@ -286,3 +286,40 @@ def test_the_leaderboard_has_a_q_and_a_score_column(summaries):
     tr = page[page.index('<tr data-run="a"'):]
     tr = tr[: tr.index("</tr>")]
     assert f'>{score(by["a"]["qa_search"]["score"])}</span>' in tr
+
+
+CONSTANT = '''
+def map_gemm(workload, architecture):
+    d = workload["dims"]
+    return {"levels": [{"temporal": []}, {"temporal": []},
+                       {"temporal": [[k, d[k]] for k in ("M", "N", "K") if d[k] > 1]}]}
+'''
+
+
+@pytest.mark.docker
+def test_both_modes_give_a_search_problem_a_score_gap(tmp_path, capsys):
+    """Code mode (every loop at DRAM, graded in the sandbox) and Q&A mode (the best known mapping of
+    each item): the mode gap of a search problem is its Q&A score minus its code score."""
+    p = Catalog().find(ENERGY)
+    items = qa_items(p, vectors.load(p).hidden, 2)
+    recs = [{"problem": ENERGY, "sample": s, "text": f"```python\n{CONSTANT}```\n"} for s in (0, 1)]
+    recs += [{"problem": ENERGY, "mode": "qa", "item": it.id, "sample": s, "text": fenced(it.expected["mapping"])}
+             for it in items for s in (0, 1)]
+    f = tmp_path / "both.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert main(["eval", "--quiet", "--completions", str(f), "--qa-items", "2", "--k", "1",
+                 "--runs-dir", str(tmp_path / "runs"), "--name", "both"]) == 0
+    run = tmp_path / "runs" / "both"
+    s = run_summary(load_run(run))
+    code = s["search"]["problems"][0]["score"]
+    assert 0 < code < 1 and s["qa"]["search"]["problems"][0]["score"] == 1.0
+    g = s["gap"]["search"]
+    assert g["problems"] == 1 and g["gap"] == pytest.approx(1.0 - code)
+    assert g["rows"] == [{"problem": ENERGY, "qa": 1.0, "code": code, "gap": pytest.approx(1.0 - code)}]
+    assert s["gap"]["problems"] == 0  # a search problem leaves the pass-rate gap
+    page = render_html(s, failing_samples(run))
+    assert 'id="scores"' in page and 'id="qa-scores"' in page
+    assert f'id="gap-search-value">{1.0 - code:+.3f}<' in page
+    assert main(["report", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert f"Q&A score 1.000 - code score {code:.3f} = {1.0 - code:+.3f}" in out

@@ -240,6 +240,13 @@ def _best_known_mapping(r: dict[str, Any], vector: str) -> str:
         vs = vectors.load(p, instance_seed=r.get("instance_seed"))
     except (GraderError, OSError):
         return ""
+    if r.get("mode") == "qa":  # a Q&A item: its instance is drawn again (the search's result is cached)
+        from ..packs.qa import qa_items
+
+        if not vector[1:].isdigit() or p.data.qa is None:
+            return ""
+        items = qa_items(p, vs.hidden, int(vector[1:]) + 1, instance_seed=r.get("instance_seed"))
+        return next((str(it.expected.get("mapping", "")) for it in items if it.id == vector), "")
     v = next((v for v in vs.hidden if v.id == vector), None)
     return str(v.expected.get("mapping", "")) if v is not None else ""
 

@@ -243,6 +243,16 @@ def test_report_gives_the_q_and_a_scores(runs, summaries, capsys):
     assert json.loads(capsys.readouterr().out)["qa"]["search"]["headline"] == q["headline"]
 
 
+def test_audit_shows_a_q_and_a_mapping_beside_the_best_known(runs, capsys):
+    p = Catalog().find(ENERGY)
+    q0 = qa_items(p, vectors.load(p).hidden, 1)[0]
+    assert main(["audit", str(runs["a"])]) == 0
+    out = capsys.readouterr().out
+    assert "q0 #1" in out and "returned mapping on q0" in out and "below the best known" in out
+    assert "best known mapping on q0:" in out and json.dumps(json.loads(q0.expected["mapping"]),
+                                                             separators=(",", ":")) in out.replace("\n", "")
+
+
 def test_the_run_page_has_a_q_and_a_scores_section(runs, summaries):
     s = summaries["a"]
     page = render_html(s, failing_samples(runs["a"]))

@@ -308,13 +308,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
         modes = ("code", "qa") if mode == "both" else (mode,)
         rounds, feedback, revise_all, n_items = args.rounds, args.feedback, args.revise_all, args.qa_items
         if "qa" in modes:
-            # search problems (docs/mapper.md) are code mode only for now: they join a Q&A run with no items
+            # a search problem (docs/mapper.md) without [qa] joins a Q&A run with no items
             without = [p.qualified_id for p in problems if p.data.qa is None and p.data.scoring is None]
             if without:
                 raise ConfigError(f"{len(without)} selected problem(s) have no [qa] table, so no Q&A items: "
                                   + ", ".join(without[:5]))
-            if modes == ("qa",) and all(p.data.scoring is not None for p in problems):
-                raise ConfigError("the selected problems are search problems, which have no Q&A mode yet")
+            if modes == ("qa",) and all(p.data.qa is None for p in problems):
+                raise ConfigError("the selected problems are search problems without a [qa] table: no Q&A items")
         base_url = args.base_url or os.environ.get("PERFGRADE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
         system_prompt = None
         if args.system_prompt:

@@ -174,7 +174,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     items = {it.id: it for it in qa_items(problem, hidden, args.qa_items, instance_seed=instance_seed)}
     if args.qa == "list":
         for it in items.values():
-            sys.stdout.write(f"{it.id}\t{it.kind}\t{it.question or 'what the function returns'}\n")
+            sys.stdout.write(f"{it.id}\t{it.kind}\t{it.question or ('one mapping, scored against the best known' if it.kind == 'mapping' else 'what the function returns')}\n")
         return 0
     if args.qa not in items:
         raise ConfigError(f"{problem.qualified_id} has no Q&A item {args.qa!r} (items: {', '.join(items)})")

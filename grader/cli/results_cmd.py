@@ -240,6 +240,13 @@ def _best_known_mapping(r: dict[str, Any], vector: str) -> str:
         vs = vectors.load(p, instance_seed=r.get("instance_seed"))
     except (GraderError, OSError):
         return ""
+    if r.get("mode") == "qa":  # a Q&A item: its instance is drawn again (the search's result is cached)
+        from ..packs.qa import qa_items
+
+        if not vector[1:].isdigit() or p.data.qa is None:
+            return ""
+        items = qa_items(p, vs.hidden, int(vector[1:]) + 1, instance_seed=r.get("instance_seed"))
+        return next((str(it.expected.get("mapping", "")) for it in items if it.id == vector), "")
     v = next((v for v in vs.hidden if v.id == vector), None)
     return str(v.expected.get("mapping", "")) if v is not None else ""
 
@@ -405,10 +412,9 @@ def compare_runs(a_path: Path, b_path: Path | None = None, round_a: int = 0, rou
         "wins_b": p["wins_b"], "wins_a": p["wins_a"], "ties": p["ties"],
         "problems": p["problems"], "warnings": warnings,
     }
-    if mode == "code":
-        sa, sb = score_state(oa), score_state(ob)
-        if set(sa) & set(sb):
-            out["search"] = _paired(sa, sb)
+    sa, sb = score_state(oa), score_state(ob)  # search problems: code samples or Q&A items, scored
+    if set(sa) & set(sb):
+        out["search"] = _paired(sa, sb)
     return out
 
 
@@ -438,11 +444,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         t.add_row(r["problem"].split("/", 1)[-1], str(r["n"]), pct(r["a"]), pct(r["b"]), f"{100 * r['diff']:+.1f}")
     con.print(t)
     if c.get("search"):
-        _print_score_compare(con, c["search"])
+        _print_score_compare(con, c["search"], "search" if c["mode"] == "code" else "Q&A search")
     return 0
 
 
-def _print_score_compare(con: Any, q: dict[str, Any]) -> None:
+def _print_score_compare(con: Any, q: dict[str, Any], label: str = "search") -> None:
     """Search problems: the mean score of A and of B, B - A with its paired bootstrap CI, per problem."""
     def sc(x: float | None) -> str:
         return "-" if x is None else f"{x:.3f}"
@@ -451,11 +457,11 @@ def _print_score_compare(con: Any, q: dict[str, Any]) -> None:
         return f"{x:+.3f}"
 
     ci = q["diff_ci95"]
-    con.print(f"search score ({q['shared_problems']} search problems, {q['shared_samples']} shared samples)  "
+    con.print(f"{label} score ({q['shared_problems']} search problems, {q['shared_samples']} shared samples)  "
               f"A {sc(q['a'])}  B {sc(q['b'])}  B - A = {signed(q['diff']) if q['diff'] is not None else '-'}"
               + (f"  (95% paired bootstrap CI [{signed(ci[0])}, {signed(ci[1])}])" if ci else ""))
-    con.print(f"search per problem: B better on {q['wins_b']}, A better on {q['wins_a']}, tied on {q['ties']}")
-    t = table("problem", "n", "A score", "B score", "B - A", title="search score per problem",
+    con.print(f"{label} per problem: B better on {q['wins_b']}, A better on {q['wins_a']}, tied on {q['ties']}")
+    t = table("problem", "n", "A score", "B score", "B - A", title=f"{label} score per problem",
               right=("n", "A score", "B score", "B - A"))
     for r in sorted(q["problems"], key=lambda r: r["diff"]):
         t.add_row(r["problem"].split("/", 1)[-1], str(r["n"]), sc(r["a"]), sc(r["b"]), signed(r["diff"]))

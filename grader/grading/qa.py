@@ -7,6 +7,12 @@ caps) and compared field by field with the problem's tolerances. Verdicts: ``cor
 ``wrong_answer``, ``wrong_type`` (a key missing or extra, a value of the wrong type: 48.0 where an
 integer is due), ``no_answer`` (no fenced JSON object, or none that parses strictly) and
 ``infra_error`` (never the model's fault).
+
+A search problem's item (kind ``mapping``, docs/mapper.md) asks for one mapping: the same
+extraction gives it, the problem's trusted evaluator judges it (the code mode's caps and checks)
+and it is scored against the item's best known: ``score = min(1, best / objective)``, 0 for an
+invalid mapping (``invalid_mapping: <reason>``, verdict ``wrong_answer``) or none (``no_answer``).
+It is ``correct`` within the problem's tolerance of the best known, else ``wrong_answer``.
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from sandbox.channel import ChannelError, parse_strict
 
 from ..packs.qa import QAItem
 from .extract import _FENCE, _THINK, MAX_COMPLETION_CHARS
-from .scoring import FieldSummary, Grade, VectorFailure, Verdict, _top_field, compare_output, summarize_inputs
+from .scoring import (FieldSummary, Grade, InstanceScore, VectorFailure, Verdict, _kept, _top_field, compare_output,
+                      instance_score, judge_mapping, summarize_inputs)
 
 MAX_ANSWER_BYTES = 256 << 10
 MAX_ANSWER_DEPTH = 32
@@ -86,3 +93,37 @@ def grade_answer(item: QAItem, extraction: AnswerExtraction) -> Grade:
                  failures=[VectorFailure(vector=item.id, kind=kind.value, inputs=summarize_inputs(item.args),
                                          diffs=diffs)],
                  failed_vectors=[item.id], fields=fields)
+
+
+def grade_mapping_answer(problem: Any, item: QAItem, extraction: AnswerExtraction) -> Grade:
+    """Exactly one verdict and a score for the mapping a reply proposes for a search problem's item."""
+    sc = problem.data.scoring
+    best, proven = float(item.expected["best"]), bool(item.expected["proven"])
+    if extraction.value is None:
+        inst = InstanceScore(vector=item.id, score=0.0, best=best, proven=proven, error=f"no_answer: {extraction.reason}")
+        return Grade(verdict=Verdict.NO_ANSWER, reason=extraction.reason, vectors_total=1, score=0.0,
+                     instances=[inst], failed_vectors=[item.id])
+    invalid, obj = judge_mapping(problem.evaluator_fn, extraction.value, item.args, sc.max_bytes)
+    common: dict[str, Any] = {"vectors_total": 1, "vectors_answered": 1}
+    if invalid:
+        inst = InstanceScore(vector=item.id, score=0.0, best=best, proven=proven, invalid=invalid,
+                             mapping=_kept(extraction.value))
+        return Grade(verdict=Verdict.WRONG_ANSWER, reason=f"score 0: {invalid} on {item.id}"[:400], score=0.0,
+                     instances=[inst], failed_vectors=[item.id], **common)
+    assert obj is not None
+    s, at, new = instance_score(obj, best, sc.tolerance)
+    inst = InstanceScore(vector=item.id, score=s, best=best, proven=proven, objective=obj, at_best=at, new_best=new,
+                         mapping="" if at and not new else _kept(extraction.value))
+    if at:
+        return Grade(verdict=Verdict.CORRECT, reason=f"{item.id} at the best known (score {s:.4f})"
+                     + (", a new best known" if new else ""), score=s, instances=[inst], vectors_passed=1, **common)
+    return Grade(verdict=Verdict.WRONG_ANSWER, reason=f"score {s:.3f}: {sc.objective} {obj:.6g} against the best "
+                 f"known {best:.6g} on {item.id}"[:400], score=s, instances=[inst], failed_vectors=[item.id], **common)
+
+
+def grade_qa(problem: Any, item: QAItem, text: str | None) -> Grade:
+    """The grade of one Q&A reply: a mapping item is judged and scored, the others compared."""
+    extraction = extract_answer(text)
+    if item.kind == "mapping":
+        return grade_mapping_answer(problem, item, extraction)
+    return grade_answer(item, extraction)

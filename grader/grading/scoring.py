@@ -472,11 +472,11 @@ def instance_score(objective: float, best: float, tolerance: float) -> tuple[flo
     return score, objective <= best * (1 + tolerance), new_best
 
 
-def _judge(evaluator: Any, value: Any, vec: Vector, max_bytes: int) -> tuple[str, float | None]:
+def judge_mapping(evaluator: Any, value: Any, args: Sequence[Any], max_bytes: int) -> tuple[str, float | None]:
     """(invalid reason or "", objective) of one returned mapping; the evaluator is trusted code,
     but it meets hostile data: anything it raises is the mapping's fault, named as such."""
     try:
-        out = evaluator(value, *vec.args, max_bytes=max_bytes)
+        out = evaluator(value, *args, max_bytes=max_bytes)
     except Exception as exc:  # noqa: BLE001 - a mapping the evaluator cannot read is invalid
         return f"invalid_mapping: unreadable ({type(exc).__name__})", None
     if not out.get("valid"):
@@ -515,7 +515,7 @@ def grade_mapping(result: ExecResult, vectors: Sequence[Vector], problem: Any) -
                                               error_type=etype, error_message=err.message if err else "",
                                               traceback=err.traceback if err else ""))
             continue
-        invalid, obj = _judge(evaluator, case.value, vec, sc.max_bytes)
+        invalid, obj = judge_mapping(evaluator, case.value, vec.args, sc.max_bytes)
         if invalid:
             instances.append(InstanceScore(vector=vec.id, score=0.0, best=best, proven=proven, invalid=invalid,
                                            mapping=_kept(case.value)))

@@ -227,7 +227,7 @@ def _qa_check(problem: Problem, report: ProblemReport, hidden: tuple[Vector, ...
     from ..packs.qa import qa_items
 
     if problem.data.qa is None and problem.data.scoring is not None:
-        report.add("qa", True, "code mode only: Q&A mode for search problems is not built yet (docs/mapper.md)")
+        report.add("qa", True, "no [qa] table: code mode only (a search problem's Q&A items are optional)")
         return
     if problem.data.qa is None:
         report.add("qa", False, "no [qa] table: the problem has no Q&A items (add [qa] seed = N)")
@@ -238,7 +238,7 @@ def _qa_check(problem: Problem, report: ProblemReport, hidden: tuple[Vector, ...
         report.add("qa", False, str(exc))
         return
     names = [p.name for p in problem.data.signature.params]
-    values = [it for it in items if it.kind == "value"]
+    values = [it for it in items if it.kind in ("value", "mapping")]
     bad = [f"{it.id} {v.describe()}" for it in values
            for v in violations(problem.data.domain, dict(zip(names, it.args)))]
     ranged = [(it.id, answer_range(problem.data.outputs, it.expected)) for it in values]
@@ -246,10 +246,31 @@ def _qa_check(problem: Problem, report: ProblemReport, hidden: tuple[Vector, ...
     short = [f"question {j} ({c.kind} {c.field or c.keys}) gave {n} of {QA_CHECK_ITEMS} items"
              for j, c in enumerate(problem.data.qa.choices)
              if (n := sum(it.id.startswith(f"c{j}.") for it in items)) < QA_CHECK_ITEMS]
-    problems = bad + out_of_range + short
+    # a search problem's item: its best known mapping is valid and costs the best known
+    unjudged = [] if problem.data.scoring is None else _best_mappings_judged(problem, values)
+    problems = bad + out_of_range + short + unjudged
+    kind = "mapping" if problem.data.scoring is not None else "value"
     report.add("qa", not problems,
-               f"{len(values)} value items and {len(items) - len(values)} choice items from seed {problem.data.qa.seed}"
+               f"{len(values)} {kind} items and {len(items) - len(values)} choice items from seed {problem.data.qa.seed}"
                if not problems else "; ".join(problems[:4]))
+
+
+def _best_mappings_judged(problem: Problem, items: list) -> list[str]:
+    """What is wrong with the Q&A items' best known mappings, judged by the problem's evaluator."""
+    import json
+
+    from .scoring import judge_mapping
+
+    out = []
+    for it in items:
+        invalid, obj = judge_mapping(problem.evaluator_fn, json.loads(it.expected["mapping"]), it.args,
+                                     problem.data.scoring.max_bytes)
+        best = float(it.expected["best"])
+        if invalid:
+            out.append(f"{it.id}: its best known mapping is {invalid}")
+        elif obj is None or abs(obj - best) > 1e-9 * max(1.0, abs(best)):
+            out.append(f"{it.id}: its best known mapping costs {obj}, not the best known {best}")
+    return out
 
 
 def static_checks(problem: Problem, report: ProblemReport) -> tuple[tuple[Vector, ...], tuple[Vector, ...]] | None:

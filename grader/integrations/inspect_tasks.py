@@ -62,7 +62,7 @@ from inspect_ai.util import concurrency
 from .. import __version__
 from ..errors import ConfigError
 from ..grading.extract import extract_code
-from ..grading.qa import extract_answer, grade_answer
+from ..grading.qa import extract_answer, grade_qa
 from ..grading.scoring import Grade, Verdict
 from ..packs import vectors
 from ..packs.problems import Catalog, Problem, default_pack_roots
@@ -231,7 +231,7 @@ def perfgrade_grader(partial: bool = False, pack_path: list[str] | None = None) 
             if item is None:
                 raise ConfigError(f"{problem.qualified_id} has no Q&A item {item_id!r} (with {count} per kind)")
             ans = extract_answer(text)
-            g = grade_answer(item, ans)
+            g = grade_qa(problem, item, text)  # a search problem's item: the proposed mapping, scored
             value = qa_value(g, partial)
             answer = None if ans.value is None else _json(ans.value)
             extraction = ans.to_json()
@@ -247,7 +247,9 @@ def perfgrade_grader(partial: bool = False, pack_path: list[str] | None = None) 
 
 def qa_value(g: Grade, partial: bool) -> float:
     """A Q&A grade as a number, by the reward's rule: 1 when correct; with ``partial``, the share of
-    the item's fields answered correctly (0 with no answer)."""
+    the item's fields answered correctly (0 with no answer), or a search problem's score."""
+    if partial and g.score is not None:
+        return g.score
     if g.passed:
         return 1.0
     if partial and g.fields and g.verdict is not Verdict.NO_ANSWER:

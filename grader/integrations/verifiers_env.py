@@ -20,7 +20,7 @@ verifiers finds an environment by its taskset id: ``perfgrade-verifiers`` import
 * The reward (``perfgrade``, a ``@vf.reward`` of each task) is the grader's: code is extracted
   and graded in the sandbox against the hidden vectors (:func:`grader.reward.default_rewarder`,
   so ``PERFGRADE_REWARD_ENGINE=ray`` grades on a cluster), a Q&A answer is compared with its
-  item's answer on the host (:func:`grader.grading.qa.grade_answer`, with the item from the
+  item's answer on the host (:func:`grader.grading.qa.grade_qa`, with the item from the
   draw the stream made rather than ``Rewarder.score(mode="qa")``, which draws the items again
   for every call). Both map the verdict to a number with :meth:`Rewarder.reward`: 1.0 for a
   pass; ``partial`` gives the share of hidden vectors (or of the item's fields) right. The
@@ -48,7 +48,7 @@ import verifiers.v1 as vf
 from pydantic import Field
 
 from grader.errors import ConfigError
-from grader.grading.qa import extract_answer, grade_answer
+from grader.grading.qa import grade_qa
 from grader.packs import vectors
 from grader.packs.problems import Catalog, Problem
 from grader.packs.prompt import render_prompt
@@ -150,7 +150,7 @@ def _grade(d: PerfgradeData, text: str) -> tuple[str, str, float]:
     item = _PACKS.items(problem, d.qa_count).get(d.item)
     if item is None:
         raise ConfigError(f"{d.problem} has no Q&A item {d.item!r} in a draw of {d.qa_count}")
-    g = grade_answer(item, extract_answer(text))
+    g = grade_qa(problem, item, text)
     return g.verdict.value, g.reason, float(rewarder.reward(g, d.partial) or 0.0)
 
 

@@ -603,8 +603,8 @@ class ProblemFile(_Strict):
         if got != MAPPING_OUTPUTS:
             raise ValueError(f"a [scoring] problem records exactly the outputs {MAPPING_OUTPUTS} (the best known per "
                              f"instance), got {got}")
-        if self.qa is not None:
-            raise ValueError("Q&A mode is not available for [scoring] problems yet")
+        if self.qa is not None and self.qa.choices:
+            raise ValueError("a [scoring] problem's Q&A items ask for one mapping each: qa.choices do not apply")
         return self
 
     @field_validator("variants")

@@ -5,6 +5,10 @@ Every problem with a ``[qa]`` table yields items without per-problem code:
 * **value items** (``q0``, ``q1``, ...): one instance drawn from the problem's own Q&A seed (never
   a code-mode hidden input: an instance that coincides with one is redrawn), with the question of
   what the function would return for it. The expected answer is the reference's output.
+* **mapping items** (``q0``, ``q1``, ...; search problems, ``[scoring]``): drawn as value items;
+  the question is one mapping of the instance, judged on the host by the problem's evaluator and
+  scored against the instance's best known (the reference search's ``best``, computed on the host
+  with the items and never shown: docs/mapper.md).
 * **choice items** (``c<j>.<i>``): for each declared ``[[qa.choices]]`` question, instances whose
   reference answer singles out one option (which candidate mapping moves the fewest words, which
   tensor dominates, which candidate is invalid). Tied instances are skipped. At most four options
@@ -34,7 +38,8 @@ from typing import Any
 
 from .problems import ChoiceSpec, FieldSpec, Problem
 from .prompt import call_text, domain_lines, example_lines
-from .vectors import Vector, generate, hidden_inputs, load
+from ..settings import cache_dir
+from .vectors import Vector, generate, hidden_inputs, load, write_atomic
 
 QA_PROMPT_VERSION = 2  # 2: the "Inputs satisfy" section, as in code prompts
 LETTERS = "ABCD"
@@ -45,7 +50,7 @@ ANSWER_FIELD = FieldSpec(name="answer", type="enum", choices=list(LETTERS), desc
 @dataclass(frozen=True)
 class QAItem:
     id: str
-    kind: str  # "value" or "choice"
+    kind: str  # "value", "choice" or "mapping" (a search problem: one mapping proposed in the reply)
     args: list[Any]
     expected: dict[str, Any]
     fields: tuple[FieldSpec, ...]
@@ -122,6 +127,29 @@ def _choice_item(problem: Problem, j: int, i: int, c: ChoiceSpec, v: Vector, use
                   question=c.question, options=tuple(cands[k][0] for k in order))
 
 
+QA_CACHE_FORMAT = 1
+
+
+def _search_pool(problem: Problem, exclude: set[str], count: int, instance_seed: int | None) -> list[Vector]:
+    """A search problem's Q&A instances with their best known (the reference search, run on the
+    host), cached like the hidden vectors under the content hash, the instance seed, the count and
+    the excluded inputs; a damaged entry is recomputed."""
+    key = hashlib.sha256("\0".join([problem.content_hash, str(instance_seed), str(count), *sorted(exclude)])
+                         .encode()).hexdigest()[:32]
+    path = cache_dir() / "qa" / f"{key}.json"
+    try:
+        data = json.loads(path.read_text())
+        if data.get("format") == QA_CACHE_FORMAT and data.get("problem_hash") == problem.content_hash:
+            return [Vector(**v) for v in data["items"]]
+    except (ValueError, KeyError, TypeError, OSError, AttributeError):
+        pass
+    pool = list(generate(problem, "qa", exclude=exclude, count=count, instance_seed=instance_seed))
+    write_atomic(path, json.dumps({"format": QA_CACHE_FORMAT, "problem": problem.qualified_id,
+                                   "problem_hash": problem.content_hash, "instance_seed": instance_seed,
+                                   "items": [v.__dict__ for v in pool]}, separators=(",", ":"), allow_nan=False))
+    return pool
+
+
 def qa_items(problem: Problem, hidden: Sequence[Vector], count: int = 5, *,
              instance_seed: int | None = None) -> tuple[QAItem, ...]:
     """The Q&A items of a problem: ``count`` value items and ``count`` items per choice question.
@@ -136,8 +164,12 @@ def qa_items(problem: Problem, hidden: Sequence[Vector], count: int = 5, *,
     if instance_seed is not None:  # nor one of the release's hidden inputs: those stay unseen for good
         exclude |= hidden_inputs(load(problem).hidden)
     pool_size = count * (8 if spec.choices else 1)
-    pool = list(generate(problem, "qa", exclude=exclude, count=pool_size, instance_seed=instance_seed))
-    items = [QAItem(id=v.id, kind="value", args=v.args, expected=v.expected, fields=tuple(problem.data.outputs))
+    if problem.data.scoring is not None:  # each instance's best known is a whole search: cached
+        pool = _search_pool(problem, exclude, pool_size, instance_seed)
+    else:
+        pool = list(generate(problem, "qa", exclude=exclude, count=pool_size, instance_seed=instance_seed))
+    kind = "mapping" if problem.data.scoring is not None else "value"
+    items = [QAItem(id=v.id, kind=kind, args=v.args, expected=v.expected, fields=tuple(problem.data.outputs))
              for v in pool[:count]]
     # the release's pool is fixed (the validator proves it is enough); a fresh seed's pool grows,
     # up to four times, until every choice question has its count, where ties left it short
@@ -176,6 +208,24 @@ Work it out however you like (no code is run). End your reply with your choice a
 JSON blocks, the last one counts."""
 
 
+_MAPPING_FORMAT = """\
+Work it out however you like (no code is run: you search and cost the mappings yourself). End your
+reply with ONE mapping for this instance, in the format's `mapping` form, as one JSON object in a
+```json fenced block:
+
+```json
+{{"levels": [{{"temporal": [["M", 4], ["K", 2]], "spatial_x": [], "spatial_y": []}}, ...]}}
+```
+
+one entry per architecture level, innermost first, only the keys `temporal`, `spatial_x` and
+`spatial_y` (and an optional `name`), each loop a `[dimension, factor]` pair with an integer
+factor (4, not 4.0). Strict JSON: no comments, no NaN, no duplicate keys, at most {max_bytes}
+bytes. If you write several JSON blocks, the last one counts. The grader checks the mapping and
+computes its {objective} on its side; the score is the best known {objective} divided by yours
+(0 when the mapping is invalid or missing), and the answer counts as solved within
+{tolerance:.1%} of the best known."""
+
+
 def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) -> str:
     """The exact text a model sees for one Q&A item."""
     sig = problem.data.signature
@@ -185,7 +235,12 @@ def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) 
     lines += [problem.spec.strip(), "", "## What is asked", "",
               f"The specification above describes a function `{sig.python()}`. Here it is not written: "
               "you answer for one concrete input yourself.", ""]
-    if item.kind == "value":
+    sc = problem.data.scoring
+    if item.kind == "mapping":
+        assert sc is not None
+        lines[-2] = (f"The specification above describes a function `{sig.python()}` that returns a mapping. Here "
+                     "it is not written: you propose one mapping for one concrete instance yourself.")
+    elif item.kind == "value":
         lines += ["It returns a dict with exactly these keys:", "",
                   "| key | type | unit | how it is compared |", "|---|---|---|---|"]
         for f in item.fields:
@@ -193,7 +248,11 @@ def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) 
     lines += domain_lines(problem)
     lines += example_lines(problem, visible)
     lines += ["## The instance", "", "```python", call_text(problem, item.args), "```", ""]
-    if item.kind == "value":
+    if item.kind == "mapping":
+        assert sc is not None
+        lines += [f"Which mapping of this instance has the least {sc.objective}?", "", "## Answer format", "",
+                  _MAPPING_FORMAT.format(max_bytes=sc.max_bytes, objective=sc.objective, tolerance=sc.tolerance)]
+    elif item.kind == "value":
         lines += ["What does it return for this input?", "", "## Answer format", "", _VALUE_FORMAT]
     else:
         lines += [f"**{item.question}**", ""]

@@ -92,6 +92,18 @@ def demo_qa_answer(problem: Problem, item: object, sample: int, right: bool | No
         right = r.random() < skill + _rng("mood", sample).uniform(-0.15, 0.15)
     if not right and r.random() < 0.08:
         return "Working through the loop nest by hand, the counts depend on the tile sizes; I cannot settle them."
+    if getattr(item, "kind") == "mapping":
+        answer = json.loads(expected["mapping"])
+        if not right:  # every loop at the outermost level: a valid mapping, far from the best
+            factors = [loop for lv in answer["levels"] for key in ("temporal", "spatial_x", "spatial_y")
+                       for loop in lv.get(key, [])]
+            outer: dict = {}
+            for dim, f in factors:
+                outer[dim] = outer.get(dim, 1) * f
+            answer = {"levels": [{"temporal": [], "spatial_x": [], "spatial_y": []} for _ in answer["levels"]]}
+            answer["levels"][-1]["temporal"] = [[d, f] for d, f in outer.items() if f > 1]
+        return ("I cost the candidate mappings of this instance and keep the cheapest.\n\n"
+                f"```json\n{json.dumps(answer)}\n```\n")
     answer = expected
     if not right:
         if getattr(item, "kind") == "choice":

@@ -34,7 +34,7 @@ from sandbox import Limits
 from ..errors import ModelServiceError
 from ..grading.execution import GradingEngine, problem_limits
 from ..grading.extract import extract_code
-from ..grading.qa import extract_answer, grade_answer
+from ..grading.qa import extract_answer, grade_qa
 from ..grading.scoring import Grade, Verdict, infra_grade, no_code_grade
 from ..packs.problems import Problem
 from ..packs.qa import QAItem
@@ -390,7 +390,7 @@ class Evaluator:
         if qa_item is None:
             g = infra_grade(f"Q&A item {item_id} is not in the plan", 1)
         else:
-            g = grade_answer(qa_item, extract_answer(text))
+            g = grade_qa(self._by_id[pid], qa_item, text)
         self._record(_GradeItem(task, round_, 0, None, ""), g, [])
 
     def _grade_items(self, items: list[_GradeItem]) -> None:

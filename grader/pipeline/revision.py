@@ -95,11 +95,17 @@ def qa_examples_feedback(problem: Problem, visible: Sequence[Vector]) -> str:
     sig = problem.data.signature
     lines = ["No code runs in this task; the only signal allowed is the prompt's own examples. Check that your "
              "method reproduces each of them before you answer again:"]
+    sc = problem.data.scoring
     for n, v in enumerate(visible, 1):
         call = ", ".join(f"{p.name}={_j(a, 2000)}" for p, a in zip(sig.params, v.args))
+        if sc is not None:  # a search problem: the example's best known mapping and its objective
+            lines.append(f"- Example {n}: for `{sig.entry_point}({call})` the best mapping known is "
+                         f"`{v.expected['mapping']}` ({sc.objective} {v.expected['best']:.10g})")
+            continue
         expected = {f.name: v.expected[f.name] for f in problem.data.outputs}
         lines.append(f"- Example {n}: `{sig.entry_point}({call})` returns `{_j(expected, 2000)}`")
-    lines.append("Then end your reply again with the answer as one JSON object in a ```json fenced block.")
+    what = "your mapping" if sc is not None else "the answer"
+    lines.append(f"Then end your reply again with {what} as one JSON object in a ```json fenced block.")
     return "\n".join(lines)
 
 

@@ -309,7 +309,19 @@ def _gap(s: dict[str, Any]) -> dict[str, Any]:
         "code_wins": [_pid(p, full) for p in g.get("code_wins") or []],
         "ties": [_pid(p, full) for p in g.get("ties") or []],
         "rows": rows,
+        "search": _score_gap(g.get("search"), full, family),
     }
+
+
+def _score_gap(sg: dict[str, Any] | None, full: dict, family: dict[str, str]) -> dict[str, Any] | None:
+    """Search problems' mode gap: Q&A mean score minus code mean score, per problem and overall."""
+    if not sg:
+        return None
+    rows = [{"pid": _pid(str(r["problem"]), full), "family": family.get(str(r["problem"]), ""),
+             "qa": r["qa"], "code": r["code"], "gap": r["gap"]}
+            for r in sorted(sg.get("rows") or [], key=lambda r: (-r["gap"], r["problem"]))]
+    return {"gap": sg.get("gap"), "ci95": sg.get("gap_ci95"), "problems": sg.get("problems", 0),
+            "qa_score": sg.get("qa_score"), "code_score": sg.get("code_score"), "rows": rows}
 
 
 def _score_groups(groups: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -319,10 +331,11 @@ def _score_groups(groups: dict[str, Any], key: str) -> list[dict[str, Any]]:
              "spread": spread(groups[name].get("spread"))} for name in _group_order(key, list(groups))]
 
 
-def _search(s: dict[str, Any], titles: dict[str, str]) -> dict[str, Any]:
-    """The search problems' scores: the headline, the run-to-run spread, by tier and family, and
-    per problem the mean with its CI, the share at the best known and every sample's score."""
-    q = s.get("search") or {}
+def _search(s: dict[str, Any], titles: dict[str, str], q: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The search problems' scores (code mode's ``s["search"]``, or ``q``: Q&A mode's): the headline,
+    the run-to-run spread, by tier and family, and per problem the mean with its CI, the share at
+    the best known and every sample's score."""
+    q = (s.get("search") or {}) if q is None else q
     h = q.get("headline") or {}
     full = _full_ids(s)
     problems = [{"pid": _pid(str(row.get("problem", "")), full, titles), "family": row.get("family", ""),
@@ -564,6 +577,8 @@ def report_view(summary: dict[str, Any], samples: list[dict[str, Any]]) -> dict[
         "code": _code(summary, links, titles) if "code" in modes else None,
         "search": _search(summary, titles) if "code" in modes and summary.get("search") else None,
         "qa": _qa(summary, links, titles) if "qa" in modes else None,
+        "qa_search": _search(summary, titles, (summary.get("qa") or {}).get("search"))
+        if "qa" in modes and (summary.get("qa") or {}).get("search") else None,
         "gap": _gap(summary) if summary.get("gap") else None,
         "revision": _revision(summary),
         "cost": _cost(summary),

@@ -59,6 +59,12 @@ def _row(i: int, s: dict[str, Any]) -> dict[str, Any]:
         sh = s["search"].get("headline") or {}
         search = {"score": sh.get("score"), "ci95": sh.get("score_ci95"), "problems": sh.get("problems"),
                   "at_best": sh.get("at_best"), "runs": s["search"].get("runs") or {}}
+    qa_search = None
+    qs = (s.get("qa") or {}).get("search") if "qa" in modes else None
+    if qs:  # search problems' Q&A items: one mapping per reply, scored like code mode's
+        qsh = qs.get("headline") or {}
+        qa_search = {"score": qsh.get("score"), "ci95": qsh.get("score_ci95"), "problems": qsh.get("problems"),
+                     "at_best": qsh.get("at_best"), "runs": qs.get("runs") or {}}
     if s.get("gap"):
         g = s["gap"]
         gap = {"gap": g.get("gap"), "ci95": g.get("gap_ci95"), "problems": g.get("problems"),
@@ -76,7 +82,7 @@ def _row(i: int, s: dict[str, Any]) -> dict[str, Any]:
         "grader_version": run.get("grader_version"), "complete": run.get("complete", True),
         "ungraded": run.get("ungraded") or 0, "notice": run.get("notice"),
         "instance_seed": run.get("instance_seed"),
-        "code": code, "qa": qa, "gap": gap, "search": search, "revision": revision,
+        "code": code, "qa": qa, "gap": gap, "search": search, "qa_search": qa_search, "revision": revision,
         "cost": {"usd": cost.get("usd") or 0.0,
                  "tokens": (cost.get("prompt_tokens") or 0) + (cost.get("completion_tokens") or 0),
                  "calls": cost.get("calls") or 0},
@@ -209,9 +215,11 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
     for n in board.get("notes") or []:
         err.print(f"note: {n}", markup=False, highlight=False)
     has_search = any(r.get("search") for r in board.get("runs") or [])
+    has_qa_search = any(r.get("qa_search") for r in board.get("runs") or [])
     cols = ("code pass@1 [95% CI]", "Q&A acc. [95% CI]", "gap [95% CI]", "run std")
-    if has_search:  # a column only where a run has search problems: other boards print as before
-        cols = (*cols[:3], "search score [95% CI]", *cols[3:])
+    extra = (("search score [95% CI]",) if has_search else ()) + (("Q&A search score [95% CI]",) if has_qa_search else ())
+    # a column only where a run has search problems (in that mode): other boards print as before
+    cols = (*cols[:3], *extra, *cols[3:])
     t = table("#", "model", "run", *cols,
               title=f"leaderboard (instance seed {seed_label(board.get('instance_seed'))})", right=("#", *cols))
     for r in board.get("runs") or []:
@@ -222,6 +230,9 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
                  (f"{points(gap['gap'])} " + (f"[{points(gap['ci95'][0])},{points(gap['ci95'][1])}]"
                                               if gap.get("ci95") else "")).strip() if gap else "-",
                  pct(spread.get("std"), 2)]
+        qa_search = r.get("qa_search")
+        if has_qa_search:
+            cells.insert(3, score_with_ci(qa_search["score"], qa_search["ci95"]) if qa_search else "-")
         if has_search:
             cells.insert(3, score_with_ci(search["score"], search["ci95"]) if search else "-")
         t.add_row(str(r.get("rank")), escape(str(r.get("model"))), escape(str(r.get("run"))), *cells)
@@ -271,6 +282,9 @@ def board_view(board: dict[str, Any]) -> dict[str, Any]:
             "search": {"rate": r["search"]["score"], "ci95": r["search"]["ci95"],
                        "at_best": r["search"].get("at_best"), "problems": r["search"].get("problems"),
                        "std": (r["search"].get("runs") or {}).get("std")} if r.get("search") else None,
+            "qa_search": {"rate": r["qa_search"]["score"], "ci95": r["qa_search"]["ci95"],
+                          "at_best": r["qa_search"].get("at_best"), "problems": r["qa_search"].get("problems"),
+                          "std": (r["qa_search"].get("runs") or {}).get("std")} if r.get("qa_search") else None,
             "spreads": [dict(spread(part.get("runs")), mode=mode) for mode, part in (("code", code), ("qa", qa))
                         if part is not None],
             "std": ((code or qa or {}).get("runs") or {}).get("std"),
@@ -283,6 +297,7 @@ def board_view(board: dict[str, Any]) -> dict[str, Any]:
     return {
         "runs": runs,
         "has_search": any(r["search"] is not None for r in runs),
+        "has_qa_search": any(r["qa_search"] is not None for r in runs),
         "qa_only": [c.get("metric") == "accuracy" for c in board.get("columns") or []],
         "heat": _heat_view(board, "primary"),
         "heat_qa": _heat_view(board, "qa") if board["heatmap"].get("qa") else None,

@@ -55,6 +55,8 @@ def render_summary(s: dict[str, Any], *, per_problem: bool = True, con: Any = No
                                                 for r, v in by_round.items()) if len(by_round) > 1 else ""))
     if "code" not in modes:
         _render_qa(con, s, per_problem)
+        if s["qa"].get("search"):
+            _render_search(con, s["qa"]["search"], per_problem, "Q&A search")
         _render_revision(con, s)
         return
     con.print(f"{run['problems']} problems x {run['samples_per_problem']} samples; "
@@ -113,6 +115,8 @@ def render_summary(s: dict[str, Any], *, per_problem: bool = True, con: Any = No
         _render_search(con, s["search"], per_problem)
     if "qa" in modes:
         _render_qa(con, s, per_problem)
+        if s["qa"].get("search"):
+            _render_search(con, s["qa"]["search"], per_problem, "Q&A search")
     if s.get("gap"):
         _render_gap(con, s["gap"], per_problem)
     _render_revision(con, s)
@@ -124,11 +128,12 @@ def score(x: float | None) -> str:
 
 
 
-def _render_search(con: Any, q: dict[str, Any], per_problem: bool) -> None:
+def _render_search(con: Any, q: dict[str, Any], per_problem: bool, label: str = "search") -> None:
     """Search problems: the mean score (best known / objective) and the instances at the best known,
-    overall, by tier (when there are several) and family, and per problem, with the run-to-run spread."""
+    overall, by tier (when there are several) and family, and per problem, with the run-to-run spread
+    (``label`` "Q&A search" for the Q&A items' scores)."""
     h, r = q["headline"], q["runs"]
-    t = table("metric", "value", "95% CI", "notes", title="search problems: score against the best known",
+    t = table("metric", "value", "95% CI", "notes", title=f"{label} problems: score against the best known",
               right=("value",))
     t.add_row("mean score", score(h["score"]), score_ci(h["score_ci95"]),
               f"{h['problems']} problems; mean over problems; CI by bootstrap over problems")
@@ -137,7 +142,7 @@ def _render_search(con: Any, q: dict[str, Any], per_problem: bool) -> None:
     if h.get("new_best"):
         t.add_row("new best known", str(h["new_best"]), "-", "instances where a mapping beat the best known (capped at 1)")
     con.print(t)
-    for key, title in (("by_tier", "search by tier"), ("by_family", "search by family")):
+    for key, title in (("by_tier", f"{label} by tier"), ("by_family", f"{label} by family")):
         if key == "by_tier" and len(q.get(key) or {}) < 2:
             continue
         g = table(title.split()[-1], "problems", "score", "95% CI", "at best", "run std", "run range", title=title,
@@ -150,7 +155,7 @@ def _render_search(con: Any, q: dict[str, Any], per_problem: bool) -> None:
         con.print(g)
     if per_problem:
         p = table("problem", "n", "score", "95% CI", "at best", "pass@1", "min", "max", "std",
-                  title="search per problem",
+                  title=f"{label} per problem",
                   right=("n", "score", "at best", "pass@1", "min", "max", "std"))
         for row in q["problems"]:
             p.add_row(row["problem"].split("/", 1)[-1], str(row["n"]), score(row["score"]),
@@ -211,6 +216,22 @@ def _render_gap(con: Any, gap: dict[str, Any], per_problem: bool) -> None:
         for row in sorted(gap["rows"], key=lambda r: -r["gap"]):
             t.add_row(row["problem"].split("/", 1)[-1], pct(row["qa"]), pct(row["code"]), f"{100 * row['gap']:+.1f}")
         con.print(t)
+    sg = gap.get("search")
+    if sg:
+        ci = sg["gap_ci95"]
+        diff = "-" if sg["gap"] is None else f"{sg['gap']:+.3f}"
+        con.print(f"[bold]reasoning vs code, search problems[/bold]: Q&A score {score(sg['qa_score'])} - code score "
+                  f"{score(sg['code_score'])} = {diff}"
+                  + (f" (95% paired bootstrap CI over {sg['problems']} problems [{ci[0]:+.3f}, {ci[1]:+.3f}])"
+                     if ci else "")
+                  + f"; Q&A better on {len(sg['qa_wins'])}, code better on {len(sg['code_wins'])}, "
+                  f"tied on {len(sg['ties'])}")
+        if per_problem and sg["rows"]:
+            t = table("problem", "Q&A score", "code score", "gap", title="reasoning vs code per search problem",
+                      right=("Q&A score", "code score", "gap"))
+            for row in sorted(sg["rows"], key=lambda r: -r["gap"]):
+                t.add_row(row["problem"].split("/", 1)[-1], score(row["qa"]), score(row["code"]), f"{row['gap']:+.3f}")
+            con.print(t)
 
 
 def _render_revision(con: Any, s: dict[str, Any]) -> None:

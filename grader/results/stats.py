@@ -267,7 +267,8 @@ def summarize_qa(outcomes: Sequence[Outcome]) -> dict:
         if not o.counted:
             continue
         choice = o.item.startswith("c")
-        by_kind["choice" if choice else "value"].append(o.passed)
+        mapping = o.score is not None or o.tier == "search"
+        by_kind["choice" if choice else "mapping" if mapping else "value"].append(o.passed)
         for name, ok in () if choice else o.fields:
             cell = per_field[o.problem][name]
             cell[0] += ok
@@ -306,6 +307,28 @@ def mode_gap(code_problems: Sequence[dict], qa_problems: Sequence[dict]) -> dict
         "problems": len(rows),
         "qa_accuracy": float(np.mean([r["qa"] for r in rows])) if rows else None,
         "code_pass@1": float(np.mean([r["code"] for r in rows])) if rows else None,
+        "gap": float(np.mean(diffs)) if diffs else None,
+        "gap_ci95": list(ci) if ci else None,
+        "qa_wins": [r["problem"] for r in rows if r["gap"] > 0],
+        "code_wins": [r["problem"] for r in rows if r["gap"] < 0],
+        "ties": [r["problem"] for r in rows if r["gap"] == 0],
+        "rows": rows,
+    }
+
+
+def score_gap(code_scores: Sequence[dict], qa_scores: Sequence[dict]) -> dict:
+    """Search problems' mode gap: Q&A mean score minus code mean score, per problem and overall
+    (paired bootstrap CI over problems); the rows are :func:`summarize_scores`' problems."""
+    code = {p["problem"]: p["score"] for p in code_scores if p.get("score") is not None}
+    qa = {p["problem"]: p["score"] for p in qa_scores if p.get("score") is not None}
+    shared = sorted(set(code) & set(qa), key=natural_key)
+    rows = [{"problem": pid, "qa": qa[pid], "code": code[pid], "gap": qa[pid] - code[pid]} for pid in shared]
+    diffs = [r["gap"] for r in rows]
+    ci = paired_bootstrap_ci(diffs)
+    return {
+        "problems": len(rows),
+        "qa_score": float(np.mean([r["qa"] for r in rows])) if rows else None,
+        "code_score": float(np.mean([r["code"] for r in rows])) if rows else None,
         "gap": float(np.mean(diffs)) if diffs else None,
         "gap_ci95": list(ci) if ci else None,
         "qa_wins": [r["problem"] for r in rows if r["gap"] > 0],

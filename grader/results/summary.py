@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .runs import RunDir, RunManifest, record_key, sample_key
-from .stats import Outcome, mode_gap, revision_stats, summarize, summarize_qa, summarize_scores
+from .stats import Outcome, mode_gap, revision_stats, score_gap, summarize, summarize_qa, summarize_scores
 
 
 @dataclass
@@ -158,8 +158,17 @@ def run_summary(loaded: LoadedRun) -> dict[str, Any]:
         s["search"] = search
     if "qa" in m.modes:
         s["qa"] = summarize_qa(loaded.qa_outcomes)
+        qa_search = summarize_scores(loaded.qa_outcomes)  # search problems' Q&A items: scores
+        if qa_search is not None:
+            s["qa"]["search"] = qa_search
     if "qa" in m.modes and "code" in m.modes:
-        s["gap"] = mode_gap(s["problems"], s["qa"]["problems"])
+        # a search problem's mode gap is a score difference (gap.search), not a pass-rate one
+        scored = {p["problem"] for p in (s.get("search") or {}).get("problems") or ()} \
+            | {p["problem"] for p in (s["qa"].get("search") or {}).get("problems") or ()}
+        s["gap"] = mode_gap([p for p in s["problems"] if p["problem"] not in scored],
+                            [p for p in s["qa"]["problems"] if p["problem"] not in scored])
+        if s.get("search") and s["qa"].get("search"):
+            s["gap"]["search"] = score_gap(s["search"]["problems"], s["qa"]["search"]["problems"])
     if m.rounds > 1:
         s["revision"] = {mode: revision_stats(by_round) for mode, by_round in loaded.after.items()}
     return s

@@ -24,7 +24,8 @@ batches in flight as the engine has slots. ``batch=1`` gives every completion it
 directly (``problems export --mode qa`` writes those prompts); the problem key is then
 ``pack/id:item`` (e.g. ``perf-core/f4-gemm-dram-traffic:q0``), the answer is the last strict JSON
 object in a fenced block, compared on the host with no sandbox: 1.0 for ``correct``; with
-``partial=True``, the share of the item's fields answered correctly. Modes are looked up in
+``partial=True``, the share of the item's fields answered correctly (a search problem's item: the
+proposed mapping's score against the best known). Modes are looked up in
 :attr:`Rewarder.modes` (mode name -> a method grading groups of completion texts, one group per
 problem key).
 
@@ -305,8 +306,9 @@ class Rewarder:
         return out  # type: ignore[return-value]
 
     def _grade_qa(self, groups: list[tuple[Problem, str, list[str]]]) -> list[list[Grade]]:
-        """Q&A mode: extract each answer and compare it with the item's expected answer on the host."""
-        from ..grading.qa import extract_answer, grade_answer
+        """Q&A mode: extract each answer and compare it with the item's expected answer on the host
+        (a search problem's item: judge the proposed mapping and score it against the best known)."""
+        from ..grading.qa import grade_qa
         from ..packs.qa import qa_items
 
         out = []
@@ -324,7 +326,7 @@ class Rewarder:
                     self._qa[key] = items
             if item_id not in items:
                 raise ConfigError(f"{problem.qualified_id} has no Q&A item {item_id!r}")
-            out.append([grade_answer(items[item_id], extract_answer(t)) for t in texts])
+            out.append([grade_qa(problem, items[item_id], t) for t in texts])
         return out
 
     # -- lifetime ----------------------------------------------------------------------------

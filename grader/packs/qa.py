@@ -226,6 +226,16 @@ computes its {objective} on its side; the score is the best known {objective} di
 {tolerance:.1%} of the best known."""
 
 
+_ANSWER_FORMAT = """\
+Work it out however you like (no code is run: you search and cost the answers yourself). End your
+reply with ONE answer for this instance, {answer}, as one JSON object in a ```json fenced block.
+Strict JSON: no comments, no NaN, no duplicate keys, integers written as integers (4, not 4.0), at
+most {max_bytes} bytes. If you write several JSON blocks, the last one counts. The grader checks
+the answer and computes its {objective} on its side; the score is the best known {objective}
+divided by yours (0 when the answer is invalid or missing), and the answer counts as solved
+within {tolerance:.1%} of the best known."""
+
+
 def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) -> str:
     """The exact text a model sees for one Q&A item."""
     sig = problem.data.signature
@@ -238,8 +248,10 @@ def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) 
     sc = problem.data.scoring
     if item.kind == "mapping":
         assert sc is not None
-        lines[-2] = (f"The specification above describes a function `{sig.python()}` that returns a mapping. Here "
-                     "it is not written: you propose one mapping for one concrete instance yourself.")
+        what = sc.answer or "a mapping"
+        lines[-2] = (f"The specification above describes a function `{sig.python()}` that returns {what}. Here "
+                     f"it is not written: you propose one {'answer' if sc.answer else 'mapping'} for one concrete "
+                     "instance yourself.")
     elif item.kind == "value":
         lines += ["It returns a dict with exactly these keys:", "",
                   "| key | type | unit | how it is compared |", "|---|---|---|---|"]
@@ -250,8 +262,13 @@ def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) 
     lines += ["## The instance", "", "```python", call_text(problem, item.args), "```", ""]
     if item.kind == "mapping":
         assert sc is not None
-        lines += [f"Which mapping of this instance has the least {sc.objective}?", "", "## Answer format", "",
-                  _MAPPING_FORMAT.format(max_bytes=sc.max_bytes, objective=sc.objective, tolerance=sc.tolerance)]
+        if sc.answer:  # an answer of the problem's own form: its spec defines it
+            lines += [f"Which answer for this instance has the least {sc.objective}?", "", "## Answer format", "",
+                      _ANSWER_FORMAT.format(answer=sc.answer, max_bytes=sc.max_bytes, objective=sc.objective,
+                                            tolerance=sc.tolerance)]
+        else:
+            lines += [f"Which mapping of this instance has the least {sc.objective}?", "", "## Answer format", "",
+                      _MAPPING_FORMAT.format(max_bytes=sc.max_bytes, objective=sc.objective, tolerance=sc.tolerance)]
     elif item.kind == "value":
         lines += ["What does it return for this input?", "", "## Answer format", "", _VALUE_FORMAT]
     else:

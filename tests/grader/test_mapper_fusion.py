@@ -256,3 +256,30 @@ def test_the_prompt_asks_for_a_schedule_not_the_formats_mapping(pid):
     gemm = render_prompt(CATALOG.find("perf-mapper/gemm-energy-mapper"), [])
     assert "Return a mapping (a dict, the format's `mapping`)." in gemm
     assert "Return the mapping as a plain dict (str keys; lists of [str, int] loops;" in gemm
+
+
+def test_a_fusion_qa_item_asks_for_a_schedule_and_scores_its_best_known_one():
+    """Q&A on a problem with its own answer form: the prompt names the schedule (never the
+    format's levels or the best known); the item's best known schedule scores 1, a worse valid
+    one scores best/objective, and a levels mapping is invalid."""
+    from grader.grading.qa import grade_qa
+    from grader.packs.qa import qa_items, render_qa_prompt
+
+    problem = CATALOG.find("perf-mapper/fuse-llama-latency")
+    vs = vectors.load(problem)
+    item = qa_items(problem, vs.hidden, 1)[0]
+    assert item.kind == "mapping"
+    prompt = render_qa_prompt(problem, item, vs.visible)
+    assert "ONE answer for this instance, a fused schedule (a dict, as the task above defines it)" in prompt
+    assert "Which answer for this instance has the least cycles?" in prompt
+    assert '"levels"' not in prompt[prompt.index("## Answer format"):]
+    assert item.expected["mapping"] not in prompt and f"{item.expected['best']:.10g}" not in prompt
+    best = json.loads(item.expected["mapping"])
+    g = grade_qa(problem, item, f"```json\n{json.dumps(best)}\n```\n")
+    assert g.verdict is Verdict.CORRECT and g.score == 1.0
+    layers = len(item.args[0]["layers"])
+    worse = {"groups": [{"layers": 1, "tile": {"M": 1, "N": 1}} for _ in range(layers)]}
+    g = grade_qa(problem, item, f"```json\n{json.dumps(worse)}\n```\n")
+    assert g.verdict is Verdict.WRONG_ANSWER and 0 < g.score < 1, g.reason
+    g = grade_qa(problem, item, '```json\n{"levels": []}\n```\n')
+    assert g.score == 0 and "invalid_mapping" in g.reason

@@ -171,12 +171,28 @@ def _real_buffer(rng) -> tuple[str, str, int]:
     return arch, level, int(cap)
 
 
-def flash_inputs(rng, real: bool = False) -> dict[str, Any]:
+def flash_inputs(rng, real: bool = False, huge: bool = False) -> dict[str, Any]:
     """A small instance (a pair-by-pair simulation finishes), or a real Llama layer with a long
     cache on a real buffer (``real=True``: at least 100 million computed scores, so that a
-    pair-by-pair simulation needs several seconds or more)."""
+    pair-by-pair simulation needs several seconds or more). ``huge=True`` (with ``real``) puts
+    Llama heads of a dimension far past any real one (2^25 to 2^30) in front of up to 2^20
+    cached tokens: the MACs and the byte counts pass 2^53 while the tokens stay few enough for
+    a pair-by-pair simulation to hold them (and run out of time)."""
     for _ in range(1000):
-        if real:
+        if real and huge:
+            model, layer = _pick(rng, _MODELS)
+            dims = pm_shapes.layer(layer)["dims"]
+            G, H = dims["G"], dims["H"]
+            D = _pick(rng, (33_554_467, 1_000_000_007, (1 << 30) + 7))
+            M = _pick(rng, (65_537, 262_147))
+            cached = _pick(rng, (0, 100_003, 1 << 20))
+            name = f"{model}.chunk{M}.cache{cached}.head-dim{D}"
+            Br = _pick(rng, (1021, 4093, 8191))
+            Bc = _pick(rng, (4096, 65_521, 100_003))
+            hp = int(rng.integers(1, H + 1))
+            arch, level, cap = _real_buffer(rng)
+            mb = 2
+        elif real:
             model, layer = _pick(rng, _MODELS)
             dims = pm_shapes.layer(layer)["dims"]
             G, H, D = dims["G"], dims["H"], dims["K"]

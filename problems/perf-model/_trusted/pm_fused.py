@@ -227,7 +227,13 @@ def _architecture(name: str, cap: int, fanout: list[int], b: int) -> dict[str, A
         {"name": "DRAM", "capacity_bytes": None, "fanout": [1, 1]}]}
 
 
-def gen_fused_layer_tiles(rng: Any, real: bool = False) -> dict[str, Any]:
+def gen_fused_layer_tiles(rng: Any, real: bool = False, large: bool = False) -> dict[str, Any]:
+    """A small chain, or with ``real`` a real one; ``large`` redraws real ones until the MACs
+    (recomputation included) reach 2^31: DeepLabV3's dilated chains under tiles of a row or two."""
+    while large:
+        case = gen_fused_layer_tiles(rng, real=True)
+        if fused_layer_tiles(**case)["total_macs"] >= 2 ** 31:
+            return case
     if real:
         layers = _chain(_pick(rng, REAL_CHAINS))
         name, cap, fanout = _pick(rng, _GLBS)

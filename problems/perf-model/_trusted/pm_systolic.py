@@ -170,7 +170,11 @@ REAL_GROUPS = ("bert-base", "llama-prefill", "llama-decode")
 MIN_REAL_MACS = 40 * 2 ** 20  # the slowest simulator call stays near 10 s, far past the 2 s budget
 
 
-def gen_systolic_ws_timeline(rng: Any, real: bool = False, groups: Sequence[str] = REAL_GROUPS) -> dict[str, Any]:
+def gen_systolic_ws_timeline(rng: Any, real: bool = False, groups: Sequence[str] = REAL_GROUPS,
+                             edges: bool = False) -> dict[str, Any]:
+    """A small GEMM, or with ``real`` a real projection; ``edges`` (small only) draws arrays of one
+    row or one column whose blocks span the whole array side and M blocks up to two rows past M,
+    so blocks are often wider than their dimension."""
     if real:
         group = str(pm_draw._pick(rng, tuple(groups)))  # the group first: BERT-base is as likely as Llama
         names = [n for n in pm_shapes.group(group) if pm_draw.macs(pm_shapes.LAYERS[n]) >= MIN_REAL_MACS]
@@ -194,6 +198,10 @@ def gen_systolic_ws_timeline(rng: Any, real: bool = False, groups: Sequence[str]
     r = min(dims["K"], R if rng.random() < 0.6 else int(rng.integers(1, R + 1)))
     c = min(dims["N"], C if rng.random() < 0.6 else int(rng.integers(1, C + 1)))
     mt = dims["M"] if rng.random() < 0.3 else int(rng.integers(1, dims["M"] + 1))
+    if edges:
+        R, C = (1, C) if rng.random() < 0.5 else (R, 1)
+        arch = _arch(f"small-{R}x{C}" + ("" if mb == 2 else "-single-buffered"), R, C, mb, (4096, 4096))
+        r, c, mt = R, C, int(rng.integers(1, dims["M"] + 3))
     return {"workload": wl, "architecture": arch, "mapping": _mapping(rng, dims, r, c, mt)}
 
 

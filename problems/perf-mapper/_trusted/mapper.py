@@ -105,23 +105,25 @@ def _short(value: Any) -> str:
 
 
 def check(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any],
-          max_bytes: int = MAX_BYTES) -> str | None:
-    """Why the mapping is invalid (its first broken rule), or None when it is valid."""
+          max_bytes: int = MAX_BYTES, holds: Any = None) -> str | None:
+    """Why the mapping is invalid (its first broken rule), or None when it is valid. ``holds``:
+    per level the tensors it keeps (the others bypass it; default every level holds every tensor)."""
     why = _schema(mapping, architecture, max_bytes)
     if why:
         return why
     dims = workload["dims"]
+    names = tuple(dims)
     levels = mapping["levels"]
     last = len(levels) - 1
-    total = dict.fromkeys(DIMS, 1)
+    total = dict.fromkeys(names, 1)
     for lv, entry in enumerate(levels):
         name = architecture["levels"][lv]["name"]
         for key in LEVEL_KEYS:
             for d, f in entry.get(key, []):
                 if d not in dims:
-                    return f"coverage: unknown dimension {_short(d)} at {name} (the layer has {', '.join(DIMS)})"
+                    return f"coverage: unknown dimension {_short(d)} at {name} (the layer has {', '.join(names)})"
                 total[d] *= f
-    for d in DIMS:
+    for d in names:
         if total[d] != dims[d]:
             return f"coverage: the factors of {d} multiply to {total[d]}, its size is {dims[d]}"
     for lv, entry in enumerate(levels):
@@ -142,7 +144,8 @@ def check(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, 
             if used > fan:
                 return f"fan-out at {name}: {key} uses {used} instances, the level has {fan}"
     try:
-        nest = pm_core.parse(workload, architecture, {"levels": levels})
+        nest = pm_core.parse(workload, architecture, {"levels": levels if holds is None else [
+            {**entry, "bypass": [t for t in TENSORS if t not in kept]} for entry, kept in zip(levels, holds)]})
     except ValueError as exc:  # the checks above cover the format's rules; anything left is named
         return f"format: {exc}"
     for row in pm_core.buffer_requirement(nest):

@@ -1,0 +1,299 @@
+"""perf-mapper trusted code: LLM layers on a TPU-like and an NVDLA-like accelerator.
+
+A problem gives one real layer of BERT-base, Llama-2-7B or Llama-3-8B (``reference_models.pm_shapes``:
+a projection GEMM at prefill or decode, or a batched product of attention against a KV cache), an
+accelerator (``tpu-like``: a weight register per MAC, a unified buffer with separate input and
+accumulator partitions fanning out to a 128 x 128 array, DRAM; ``nvdla-like``: a weight register per
+MAC, an accumulator per output lane fanning out to its atomic-C MACs, a convolution buffer fanning
+out to the atomic-K lanes, DRAM) and ``holds``: the tensors each level keeps (the others bypass it).
+
+* :func:`check` -> the mapping's first broken rule, or None (never an exception);
+* :func:`evaluate_energy`, :func:`evaluate_edp` -> the evaluators: validity with its reason, the
+  objective and its breakdown, from the shared engine ``reference_models.pm_core``;
+* :func:`search_energy`, :func:`search_edp` -> the reference search. Small spaces (the brute-force
+  proof's) are enumerated whole with the closed form: ``proven`` true. Real spaces (10^6 to 10^11 valid
+  mappings) are searched by the bundled mapper's local search (``_kit/llm_mapper.py``: best
+  improvement over factor moves and loop swaps, from the all-at-DRAM point and seeded random ones,
+  then the best point kicked and climbed again): ``proven`` false, the best value that search finds;
+* :func:`enumerate_space` -> every mapping of the space one by one (small instances only);
+* :func:`space_size` -> an estimate of the number of valid mappings (the README's figures);
+* :func:`gen_llm_mapping` -> the instance generator.
+
+The objective leaves out what every valid mapping pays: the MACs and the weight register's one read
+of its weight per MAC (one MAC unit under each weight register). It keeps every other access of
+every level, in bytes, times the level's ``read_pj_per_byte`` or ``write_pj_per_byte``. EDP
+multiplies it by the cycles (temporal steps).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from reference_models import pm_core, pm_shapes
+
+from . import mapper
+from .mapper import MAX_BYTES
+
+KIT = Path(__file__).resolve().parent.parent / "_kit" / "llm_mapper.py"
+EXHAUSTIVE_LIMIT = 20_000  # factor choices up to which the reference enumerates the whole space
+HOLDS = {"tpu-like": (("W",), ("I", "O"), ("I", "W", "O")),
+         "nvdla-like": (("W",), ("O",), ("I", "W"), ("I", "W", "O"))}
+
+
+def _kit(flags: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The bundled mapper's namespace (its cost model and searches), with ``flags``."""
+    ns: dict[str, Any] = {"__name__": "llm_mapper"}
+    exec(compile(KIT.read_text(), str(KIT), "exec"), ns)  # the pack's own file, on the host
+    ns["FLAGS"].update(flags or {})
+    return ns
+
+
+_KIT = _kit()
+
+
+# ------------------------------------------------------------------------------------------
+# the host's check of an untrusted mapping
+# ------------------------------------------------------------------------------------------
+
+def check(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+          max_bytes: int = MAX_BYTES) -> str | None:
+    """Why the mapping is invalid (its first broken rule), or None when it is valid: the first
+    kind's checks (``mapper.check``) with each level keeping only the tensors ``holds`` names."""
+    return mapper.check(mapping, workload, architecture, max_bytes, holds=holds)
+
+
+def _with_bypass(levels: list[dict[str, Any]], holds: Any) -> dict[str, Any]:
+    return {"levels": [{**entry, "bypass": [t for t in pm_core.TENSORS if t not in kept]}
+                       for entry, kept in zip(levels, holds)]}
+
+
+# ------------------------------------------------------------------------------------------
+# evaluation (the trusted engine's counts)
+# ------------------------------------------------------------------------------------------
+
+def _evaluate(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+              objective: str, max_bytes: int) -> dict[str, Any]:
+    why = check(mapping, workload, architecture, holds, max_bytes)
+    if why is not None:
+        return {"valid": False, "reason": why, "objective": None, "breakdown": {}}
+    nest = pm_core.parse(workload, architecture, _with_bypass(mapping["levels"], holds))
+    br = mapper._breakdown(nest, architecture)  # every access but the innermost level's per-MAC ones
+    value = br["energy_pj"] if objective == "energy" else br["energy_pj"] * br["cycles"]
+    return {"valid": True, "reason": "", "objective": float(value), "breakdown": br}
+
+
+def evaluate_energy(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+                    max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    """The energy objective of a returned mapping (pJ), or why the mapping is invalid."""
+    return _evaluate(mapping, workload, architecture, holds, "energy", max_bytes)
+
+
+def evaluate_edp(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+                 max_bytes: int = MAX_BYTES) -> dict[str, Any]:
+    """The energy-delay product of a returned mapping (pJ x cycles), or why it is invalid."""
+    return _evaluate(mapping, workload, architecture, holds, "edp", max_bytes)
+
+
+# ------------------------------------------------------------------------------------------
+# the space and the reference search
+# ------------------------------------------------------------------------------------------
+
+def _splits(n: int, k: int) -> list[tuple[int, ...]]:
+    """Every ordered k-tuple of positive integers whose product is n."""
+    if k == 1:
+        return [(n,)]
+    return [(a,) + rest for a in range(1, n + 1) if n % a == 0 for rest in _splits(n // a, k - 1)]
+
+
+def _count_splits(n: int, k: int) -> int:
+    """len(_splits(n, k)) without listing them: a product over the prime powers of n."""
+    out, p = 1, 2
+    while n > 1:
+        e = 0
+        while n % p == 0:
+            n //= p
+            e += 1
+        out *= math.comb(e + k - 1, k - 1)
+        p += 1
+    return out
+
+
+def _split_count(prob: Any) -> int:
+    """The factor choices of the space: every split of every dimension over the loops (spatial
+    limits, orders and capacity aside)."""
+    return math.prod(_count_splits(prob.size[d], len(prob.slots)) for d in prob.dims)
+
+
+def _uniform_split(rng: np.random.Generator, n: int, k: int) -> list[int]:
+    """A uniformly drawn ordered k-tuple with product n (a uniform composition per prime)."""
+    out, p = [1] * k, 2
+    while n > 1:
+        e = 0
+        while n % p == 0:
+            n //= p
+            e += 1
+        if e:  # stars and bars
+            bars = np.sort(rng.choice(e + k - 1, size=k - 1, replace=False))
+            for i, a in enumerate(np.diff(np.concatenate(([-1], bars, [e + k - 1]))) - 1):
+                out[i] *= p ** int(a)
+        p += 1
+    return out
+
+
+def space_size(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+               samples: int = 400, seed: int = 0) -> float:
+    """An unbiased estimate of the number of VALID mappings of the space (the README's figures).
+
+    Stratified sampling: a stratum fixes which dimension may use each array axis (a point whose
+    axis is unused belongs to the stratum of the first dimension); a dimension relevant to a tensor
+    whose partition holds a single element keeps factor 1 at that level and below (anything else
+    overflows it). Within a stratum the factor choices are drawn uniformly; each drawn point counts
+    its distinct loop orders when it fits the fanouts and every capacity."""
+    prob = _KIT["Problem"](workload, architecture, holds, "energy")
+    rng = np.random.default_rng(seed)
+    k = len(prob.slots)
+    big = [d for d in prob.dims if prob.size[d] > 1]
+    fixed = set()
+    for lv in range(prob.depth - 1):
+        arch = prob.levels[lv]
+        cap = arch["capacity_bytes"]
+        mb = int(arch.get("multiple_buffering", 1))
+        for t in prob.holds[lv]:
+            bits = prob.bits["psum"] if t == "O" else prob.bits[t]
+            if isinstance(cap, dict) and mb * -(-2 * bits // 8) > cap[t]:
+                fixed |= {(d, i) for d in prob.rel[t] for i, (l, _) in enumerate(prob.slots) if l <= lv}
+    axes = sorted(prob.cap)
+    total = 0.0
+    for owners in itertools.product(big or [prob.dims[0]], repeat=len(axes)):
+        allowed = {d: [i for i in range(k) if (d, i) not in fixed
+                       and (i not in prob.cap or owners[axes.index(i)] == d)] for d in prob.dims}
+        if any(not allowed[d] and prob.size[d] > 1 for d in prob.dims):
+            continue
+        count = math.prod(_count_splits(prob.size[d], len(allowed[d])) if allowed[d] else 1 for d in prob.dims)
+        acc = 0.0
+        for _ in range(samples):
+            f = {d: [1] * k for d in prob.dims}
+            for d in prob.dims:
+                if allowed[d]:
+                    for i, x in zip(allowed[d], _uniform_split(rng, prob.size[d], len(allowed[d]))):
+                        f[d][i] = x
+            if any(owners[j] != (big or prob.dims)[0] and f[owners[j]][i] == 1 for j, i in enumerate(axes)):
+                continue  # an unused axis: counted in the first dimension's stratum
+            order = [list(prob.dims) for _ in range(prob.depth)]
+            if all(prob.spatial_ok(f, i) for i in prob.cap) and math.isfinite(prob.cost(f, order)[0]):
+                acc += math.prod(math.factorial(sum(f[d][prob.temporal[lv]] > 1 for d in prob.dims))
+                                 for lv in range(prob.depth))
+        total += count * acc / samples
+    return total
+
+
+def _points(prob: Any) -> Iterator[tuple[dict[str, list[int]], list[list[str]]]]:
+    """Every distinct point (factors per slot, orders of the loops with a factor above 1)."""
+    per_dim = [_splits(prob.size[d], len(prob.slots)) for d in prob.dims]
+    for combo in itertools.product(*per_dim):
+        f = {d: list(c) for d, c in zip(prob.dims, combo)}
+        if not all(prob.spatial_ok(f, i) for i in prob.cap):
+            continue
+        live = [[d for d in prob.dims if f[d][prob.temporal[lv]] > 1] for lv in range(prob.depth)]
+        for orders in itertools.product(*[itertools.permutations(x) for x in live]):
+            yield f, [list(o) + [d for d in prob.dims if d not in o] for o in orders]
+
+
+def enumerate_space(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> Iterator[dict[str, Any]]:
+    """Every distinct mapping the pack's rules allow, one at a time (valid or not: the caller checks)."""
+    prob = _KIT["Problem"](workload, architecture, holds, "energy")
+    for f, order in _points(prob):
+        yield prob.mapping(f, order)
+
+
+def _search(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any, objective: str) -> dict[str, Any]:
+    prob = _KIT["Problem"](workload, architecture, holds, objective)
+    if _split_count(prob) <= EXHAUSTIVE_LIMIT:
+        best = (math.inf, None, None)
+        for f, order in _points(prob):
+            v = prob.cost(f, order)[0]
+            if v < best[0] * (1 - 1e-12):
+                best = (v, f, order)
+        proven = True
+    else:
+        best = _KIT["local_search"](prob)
+        proven = False
+    if best[1] is None or not math.isfinite(best[0]):
+        raise ValueError("no valid mapping: the instance is infeasible")
+    mapping = prob.mapping(best[1], best[2])
+    value = _evaluate(mapping, workload, architecture, holds, objective, MAX_BYTES)["objective"]
+    return {"best": value, "proven": proven, "mapping": json.dumps(mapping, sort_keys=True, separators=(",", ":"))}
+
+
+def search_energy(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> dict[str, Any]:
+    """The least energy found (exhaustive on small spaces: proven) and one mapping reaching it."""
+    return _search(workload, architecture, holds, "energy")
+
+
+def search_edp(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> dict[str, Any]:
+    """The least energy-delay product found (exhaustive on small spaces: proven)."""
+    return _search(workload, architecture, holds, "edp")
+
+
+# ------------------------------------------------------------------------------------------
+# the instance generator
+# ------------------------------------------------------------------------------------------
+
+LAYER_GROUPS = {
+    "prefill": ("bert-base", "llama-prefill"),
+    "decode": ("llama-decode",),
+    "attention": ("attention-decode",),
+}
+
+
+def _arch(rng: np.random.Generator, name: str, small: bool) -> dict[str, Any]:
+    arch = pm_shapes.architecture(name)
+    lv = arch["levels"]
+    if name == "tpu-like":
+        if small:
+            lv[1]["fanout"] = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+            lv[1]["capacity_bytes"] = {"I": int(rng.integers(2, 24)), "O": 3 * int(rng.integers(1, 8))}
+        else:
+            lv[1]["capacity_bytes"] = {"I": int(rng.choice([1, 2, 4, 8, 24])) * 1024 * 1024 // 8,
+                                       "O": int(rng.choice([256, 512, 1024, 4096])) * 1024 // 8}
+    else:
+        if small:
+            lv[1]["fanout"] = [int(rng.integers(1, 4)), 1]
+            lv[1]["capacity_bytes"] = {"O": 3 * int(rng.integers(1, 6))}
+            lv[2]["fanout"] = [1, int(rng.integers(1, 4))]
+            lv[2]["capacity_bytes"] = int(rng.integers(4, 40))
+        else:
+            lv[1]["capacity_bytes"] = {"O": int(rng.choice([512, 1024, 2048]))}
+            lv[2]["capacity_bytes"] = int(rng.choice([64, 128, 256, 512])) * 1024
+    return arch
+
+
+def gen_llm_mapping(rng: np.random.Generator, *, layers: str = "prefill", arch: str = "tpu-like",
+                    small: bool = False) -> dict[str, Any]:
+    """One real LLM layer (``layers``: prefill projections, decode projections or attention against
+    a KV cache) on the named accelerator with sampled buffer sizes, and what each level holds.
+
+    ``small``: a tiny layer of the same shape on a tiny array, whose whole space can be enumerated
+    one mapping at a time (the brute-force proof)."""
+    names = [n for g in LAYER_GROUPS[layers] for n in pm_shapes.group(g)]
+    work = pm_shapes.layer(str(rng.choice(sorted(names))))
+    if small:
+        for d in work["dims"]:
+            work["dims"][d] = 1
+        dims = list(work["dims"])
+        for d in ("M", "N", "K") if len(dims) == 3 else ("H", "N", "K"):
+            work["dims"][d] = int(rng.choice([1, 2, 3, 4]))
+        work["name"] += ".small"
+    return {"workload": work, "architecture": _arch(rng, arch, small), "holds": [list(h) for h in HOLDS[arch]]}
+
+
+REFERENCES = {"mapper_llm.search_energy": search_energy, "mapper_llm.search_edp": search_edp}
+GENERATORS = {"mapper_llm.llm_mapping": gen_llm_mapping}
+EVALUATORS = {"mapper_llm.evaluate_energy": evaluate_energy, "mapper_llm.evaluate_edp": evaluate_edp}
+SPACES = {"mapper_llm.enumerate_space": enumerate_space}

@@ -1,0 +1,161 @@
+"""The LLM mapping problems of perf-mapper (TPU-like and NVDLA-like arrays, ``_trusted/mapper_llm.py``):
+the evaluator's reasons on hostile and invalid mappings, the closed form the search uses equal to the
+trusted engine, the local search (forced on small spaces) against brute force, the space estimate
+against a full count, and the bundled solution and a variant graded through the real sandbox."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+
+from grader.grading.execution import grade_source
+from grader.grading.scoring import Verdict
+from grader.packs.problems import Catalog
+from grader.packs.vectors import Vector, plain
+
+IDS = ("llm-prefill-energy-tpu", "llm-attention-edp-nvdla")
+
+
+@pytest.fixture(scope="module")
+def problems():
+    cat = Catalog()
+    return {i: cat.find(f"perf-mapper/{i}") for i in IDS}
+
+
+@pytest.fixture(scope="module")
+def llm(problems):
+    return problems[IDS[0]].trusted.submodule("mapper_llm")
+
+
+def _small(problem, seed, count):
+    out = []
+    for i in range(count):
+        kw = plain(problem.generator_fn(np.random.default_rng([seed, i]),
+                                        **{**problem.data.generator.options, "small": True}), "t")
+        out.append([kw[p.name] for p in problem.data.signature.params])
+    return out
+
+
+def test_invalid_and_hostile_mappings_are_named_not_raised(llm):
+    inst = llm.gen_llm_mapping(np.random.default_rng(5), layers="decode", arch="nvdla-like")
+    args = (inst["workload"], inst["architecture"], inst["holds"])
+    d = inst["workload"]["dims"]
+    outside = {"levels": [{"temporal": []}] * 3 + [{"temporal": [[k, v] for k, v in d.items() if v > 1]}]}
+    assert llm.evaluate_edp(outside, *args)["valid"]
+
+    def level(i, **kw):
+        m = json.loads(json.dumps(outside))
+        m["levels"][i].update(kw)
+        return m
+
+    cases = {
+        "schema: the mapping must be a dict": [1, 2],
+        "schema: levels must be a list of 4": {"levels": []},
+        "schema: level Accumulator: unknown key(s) ['bypass']": level(1, bypass=["I"]),
+        "schema: level WeightReg temporal: each loop is a [str, int] pair": level(0, temporal=[["M", True]]),
+        "schema: level WeightReg temporal: factor": level(0, temporal=[["M", 2 ** 40]]),
+        "coverage: unknown dimension \"Q\"": level(0, temporal=[["Q", 1]]),
+        "coverage: the factors of K multiply to": level(1, temporal=[["K", 2]]),
+        "rules: WeightReg does not fan out along X": level(0, spatial_x=[["K", 1]]),
+        "rules: ConvBuffer does not fan out along X": level(2, spatial_x=[["K", 1]]),
+        "rules: at most one spatial_y loop per level": level(2, spatial_y=[["N", 1], ["K", 1]]),
+        "rules: N has more than one temporal loop at Accumulator": level(1, temporal=[["N", 1], ["N", 1]]),
+    }
+    for reason, mapping in cases.items():
+        out = llm.evaluate_edp(mapping, *args)
+        assert not out["valid"] and out["reason"].startswith(reason), (reason, out["reason"])
+    # fan-out and capacity name the level; the weight register holds one weight
+    big = json.loads(json.dumps(outside))
+    big["levels"][1]["spatial_x"] = [["K", 128]]
+    big["levels"][3]["temporal"] = [[k, v // 128 if k == "K" else v] for k, v in big["levels"][3]["temporal"]]
+    assert llm.evaluate_edp(big, *args)["reason"] == "fan-out at Accumulator: spatial_x uses 128 instances, the level has 64"
+    two = json.loads(json.dumps(outside))
+    two["levels"][0]["temporal"] = [["K", 2]]
+    two["levels"][3]["temporal"] = [[k, v // 2 if k == "K" else v] for k, v in two["levels"][3]["temporal"]]
+    assert llm.evaluate_edp(two, *args)["reason"] == "capacity at WeightReg"
+    deep = []
+    for _ in range(10000):
+        deep = [deep]
+    out = llm.evaluate_edp({"levels": deep}, *args)
+    assert not out["valid"] and out["reason"].startswith("schema")
+
+
+def test_the_closed_form_equals_the_engine(llm):
+    """On random points of every problem's instances (small and real), the kit's closed form the
+    search optimises gives the evaluator's value, and infinity exactly where the evaluator finds
+    the mapping invalid."""
+    kit = llm._KIT
+    checked = valid = 0
+    for arch, layers in (("tpu-like", "prefill"), ("nvdla-like", "decode"), ("nvdla-like", "attention"),
+                         ("tpu-like", "attention")):
+        for seed in range(4):
+            inst = llm.gen_llm_mapping(np.random.default_rng([77, seed]), layers=layers, arch=arch, small=seed < 2)
+            args = (inst["workload"], inst["architecture"], inst["holds"])
+            prob = kit["Problem"](*args, "edp")
+            rng = random.Random(seed)
+            points = [prob.random_point(rng) for _ in range(40)]
+            points.append(kit["local_search"](prob, starts=2, kicks=2)[1:])
+            for f, order in points:
+                v = prob.cost(f, order)[0]
+                out = llm.evaluate_edp(prob.mapping(f, order), *args)
+                checked += 1
+                assert out["valid"] == math.isfinite(v), out["reason"]
+                if out["valid"]:
+                    valid += 1
+                    assert out["objective"] == pytest.approx(v, rel=1e-12)
+    assert valid > 50 and checked > 600
+
+
+def test_the_local_search_reaches_the_brute_force_optimum_on_small_spaces(problems, llm):
+    """The search that makes the real instances' best known values (not the enumeration the
+    reference uses on small spaces) finds the optimum of every mapping enumerated."""
+    kit = llm._KIT
+    for pid, problem in problems.items():
+        objective = problem.data.scoring.objective
+        for args in _small(problem, 6161, 3):
+            least = min((out["objective"] for m in llm.enumerate_space(*args)
+                         if (out := problem.evaluator_fn(m, *args))["valid"]), default=None)
+            rec = problem.reference_fn(*args)
+            assert rec["proven"] and rec["best"] == pytest.approx(least, rel=1e-12)
+            found = kit["local_search"](kit["Problem"](*args, objective))
+            assert found[0] == pytest.approx(least, rel=1e-12), (pid, args[0]["dims"])
+
+
+def test_space_estimate_matches_a_full_count(problems, llm):
+    problem = problems["llm-attention-edp-nvdla"]
+    for args in _small(problem, 6262, 2):
+        exact = sum(1 for m in llm.enumerate_space(*args) if problem.evaluator_fn(m, *args)["valid"])
+        assert llm.space_size(*args) == pytest.approx(exact, rel=0.25)
+
+
+def test_real_instances_are_searched_not_enumerated(problems, llm):
+    problem = problems["llm-prefill-energy-tpu"]
+    kw = plain(problem.generator_fn(np.random.default_rng([1, 0]), **problem.data.generator.options), "t")
+    args = [kw[p.name] for p in problem.data.signature.params]
+    assert llm._split_count(llm._KIT["Problem"](*args, "energy")) > 10 ** 9  # factor choices alone, orders aside
+    rec = problem.reference_fn(*args)
+    assert rec["proven"] is False
+    assert problem.evaluator_fn(json.loads(rec["mapping"]), *args)["objective"] == rec["best"]
+
+
+@pytest.mark.docker
+def test_solution_and_a_variant_through_the_sandbox(handle, problems):
+    problem = problems["llm-attention-edp-nvdla"]
+    small = tuple(Vector(id=f"s{i}", args=args, expected=plain(problem.reference_fn(*args), "t"))
+                  for i, args in enumerate(_small(problem, 6363, 3)))
+    g, _ = grade_source(handle, problem, problem.solution_source, small)
+    assert g.verdict is Verdict.PASS, g.reason
+    assert g.score == 1.0 and g.at_best == len(small)
+    prefill = problems["llm-prefill-energy-tpu"]
+    real = tuple(Vector(id=f"r{i}", args=args, expected=plain(prefill.reference_fn(*args), "t"))
+                 for i, args in enumerate([[kw[p.name] for p in prefill.data.signature.params] for kw in
+                                          [plain(prefill.generator_fn(np.random.default_rng([1, 0]),
+                                                                      **prefill.data.generator.options), "t")]]))
+    variant = next(v for v in prefill.variants if v.name == "psum_as_output")
+    g, _ = grade_source(handle, prefill, variant.source, real)
+    assert g.verdict is Verdict.WRONG_ANSWER
+    assert g.score == 0.0 and g.instances[0].invalid.startswith("invalid_mapping: capacity at UnifiedBuffer")

@@ -8,9 +8,9 @@ nothing here ever reaches a candidate.
 
 from reference_models.registry import merge
 
-from . import mapper
+from . import mapper, mapper_capped
 
-_MODULES = (mapper,)
+_MODULES = (mapper, mapper_capped)
 
 REFERENCES = merge(_MODULES, "REFERENCES")
 GENERATORS = merge(_MODULES, "GENERATORS")

@@ -146,9 +146,9 @@ def _space(work, arch, s):
     return ({d: v[ok] for d, v in r.items()}, {d: v[ok] for d, v in g.items()}, {d: v[ok] for d, v in D.items()})
 
 
-def exhaustive(work, arch, objective):
+def chunks(work, arch):
+    """Every spatial unrolling and pair of loop orders (GLB, DRAM), with the factor arrays that fit."""
     fx, fy = arch["levels"][1]["fanout"]
-    best, best_map = math.inf, None
     orders = ORDERS if not FLAGS.get("ignore_order") else ORDERS[:1]
     for choice, s in _spatial_choices(work["dims"], fx, fy):
         r, g, D = _space(work, arch, s)
@@ -156,21 +156,30 @@ def exhaustive(work, arch, objective):
             continue
         for og in orders:
             for od in orders:
-                e, c = energy_cycles(work, arch, s, r, g, D, og, od)
-                v = _value(e, c, FLAGS.get("objective", objective))
-                i = int(np.argmin(v))
-                if v[i] < best:
-                    best = float(v[i])
-                    best_map = as_mapping(choice, {d: r[d][i] for d in DIMS}, {d: g[d][i] for d in DIMS},
-                                          {d: D[d][i] for d in DIMS}, og, od)
+                yield choice, s, r, g, D, og, od
+
+
+def exhaustive(work, arch, objective):
+    best, best_map = math.inf, None
+    for choice, s, r, g, D, og, od in chunks(work, arch):
+        e, c = energy_cycles(work, arch, s, r, g, D, og, od)
+        v = _value(e, c, FLAGS.get("objective", objective))
+        i = int(np.argmin(v))
+        if v[i] < best:
+            best = float(v[i])
+            best_map = as_mapping(choice, {d: r[d][i] for d in DIMS}, {d: g[d][i] for d in DIMS},
+                                  {d: D[d][i] for d in DIMS}, og, od)
     return best_map
 
 
 def _one(work, arch, objective, choice, s, rgd, og, od):
-    """Value of one candidate (math.inf when it does not fit)."""
+    """Value of one candidate (math.inf when it does not fit); ``objective`` is a name or a
+    function of (s, r, g, D, og, od) giving the value of factor arrays."""
     arr = {k: {d: np.asarray([rgd[d][k]], dtype=np.int64) for d in DIMS} for k in range(3)}
     if not fits(work, arch, s, arr[0], arr[1])[0]:
         return math.inf
+    if callable(objective):
+        return float(objective(s, arr[0], arr[1], arr[2], og, od)[0])
     e, c = energy_cycles(work, arch, s, arr[0], arr[1], arr[2], og, od)
     return float(_value(e, c, objective)[0])
 

@@ -158,8 +158,8 @@ def check(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, 
 # evaluation (the trusted engine's counts)
 # ------------------------------------------------------------------------------------------
 
-def _breakdown(nest: pm_core.Nest, architecture: Mapping[str, Any]) -> dict[str, Any]:
-    counts = pm_core.access_counts(nest)
+def _breakdown(nest: pm_core.Nest, architecture: Mapping[str, Any], counts: Any = None) -> dict[str, Any]:
+    counts = counts if counts is not None else pm_core.access_counts(nest)
     byts = pm_core.level_bytes(nest, counts)
     per_level: dict[str, dict[str, float]] = {}
     energy = 0.0
@@ -333,10 +333,11 @@ def _mapping(choice: tuple, r: Mapping[str, int], g: Mapping[str, int], D: Mappi
                        {"temporal": [[d, int(D[d])] for d in od if D[d] > 1]}]}
 
 
-def _search(workload: Mapping[str, Any], architecture: Mapping[str, Any], objective: str) -> dict[str, Any]:
+def candidates(workload: Mapping[str, Any], architecture: Mapping[str, Any]) -> Iterator[tuple]:
+    """Per spatial unrolling at the GLB: (choice, s, r, g, D), the factor arrays (RF, GLB, DRAM
+    per dimension) of every factorisation that fits; the loop orders are the caller's."""
     dims = workload["dims"]
     fx, fy = architecture["levels"][1]["fanout"]
-    best_val, best_map = math.inf, None
     for choice, s in _spatial_choices(dims, fx, fy):
         trip = [_triples(dims[d] // s[d]) for d in DIMS]
         idx = np.meshgrid(*[np.arange(len(t)) for t in trip], indexing="ij")
@@ -345,9 +346,13 @@ def _search(workload: Mapping[str, Any], architecture: Mapping[str, Any], object
         g = {d: trip[k][idx[k], 1] for k, d in enumerate(DIMS)}
         D = {d: trip[k][idx[k], 2] for k, d in enumerate(DIMS)}
         ok = _fits(workload, architecture, s, r, g)
-        if not ok.any():
-            continue
-        r, g, D = ({d: v[ok] for d, v in x.items()} for x in (r, g, D))
+        if ok.any():
+            yield (choice, s, *({d: v[ok] for d, v in x.items()} for x in (r, g, D)))
+
+
+def _search(workload: Mapping[str, Any], architecture: Mapping[str, Any], objective: str) -> dict[str, Any]:
+    best_val, best_map = math.inf, None
+    for choice, s, r, g, D in candidates(workload, architecture):
         for og in ORDERS:
             for od in ORDERS:
                 energy, cycles = _costs(workload, architecture, s, r, g, D, og, od)
@@ -420,11 +425,13 @@ def _size(rng: np.random.Generator, lo: int, hi: int) -> int:
     return int(rng.choice(sorted(choices)))
 
 
-def gen_gemm_mapping(rng: np.random.Generator, *, small: bool = False, energy: str = "eyeriss") -> dict[str, Any]:
+def gen_gemm_mapping(rng: np.random.Generator, *, small: bool = False, energy: str = "eyeriss",
+                     largest: int = 512) -> dict[str, Any]:
     """A GEMM and a three-level accelerator (RF partitions per PE, a shared GLB with double or
     single buffering fanning out X by Y, DRAM) on which at least one mapping is valid.
 
     ``small``: sizes for which every mapping can be enumerated one by one (the brute-force proof).
+    ``largest``: a cap on every dimension's size (hidden instances).
     ``energy``: the per-byte energies (``eyeriss``: the eyeriss-like design's; ``flat``: an RF
     nearly as costly as the GLB, which moves the best tiles).
     """
@@ -434,7 +441,8 @@ def gen_gemm_mapping(rng: np.random.Generator, *, small: bool = False, energy: s
         rf = {"I": int(rng.integers(1, 5)), "W": int(rng.integers(1, 5)), "O": 3 * int(rng.integers(1, 5))}
         glb_cap = int(rng.integers(16, 96))
     else:
-        dims = {"M": _size(rng, 16, 256), "N": _size(rng, 16, 256), "K": _size(rng, 16, 512)}
+        dims = {"M": _size(rng, 16, min(256, largest)), "N": _size(rng, 16, min(256, largest)),
+                "K": _size(rng, 16, min(512, largest))}
         fan = [int(rng.choice([4, 6, 8, 12, 14])), int(rng.choice([4, 6, 8, 12]))]
         rf = {"I": int(rng.choice([4, 8, 12, 16])), "W": int(rng.choice([16, 64, 192])),
               "O": int(rng.choice([12, 24, 48]))}

@@ -1,0 +1,340 @@
+"""perf-mapper trusted code, constrained objectives: a GEMM (or a chain of GEMMs) on the three-level
+accelerator of ``mapper``, one quantity minimised while another stays under a cap given with the
+instance.
+
+The hardware, the mapping space, the host's checks and the energy are ``mapper``'s (imported, not
+copied). What this kind adds is the **latency** with DRAM bandwidth: the DRAM level has a
+``bytes_per_cycle``, every byte read from DRAM and written into it crosses its one port, at most
+that many bytes a cycle, overlapping the computation completely, so the cycles are the larger of
+the time steps (the product of every temporal factor) and the whole number of cycles the port
+needs (``ceil(DRAM bytes / bytes_per_cycle)``). Problems:
+
+* least energy under a latency cap (``search_energy_latency`` / ``evaluate_energy_latency``);
+* fewest cycles under an energy cap (``search_cycles_energy`` / ``evaluate_cycles_energy``);
+* a chain of GEMMs, each mapped on its own, least total energy under one total-latency cap
+  (``search_chain`` / ``evaluate_chain``): the cap must be split between the layers.
+
+The reference search is exhaustive: per layer the Pareto frontier of (cycles, energy) over every
+valid mapping (``mapper.candidates`` and the closed form ``mapper._costs``, once with the energies
+per byte and once counting DRAM bytes only), then, for a chain, the exact combination of the
+layers' frontiers; ``proven`` true. The generators draw the cap between the unconstrained optimum
+of the capped quantity and that quantity at the unconstrained optimum of the objective, so it
+binds.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from reference_models import pm_core
+
+from . import mapper
+
+SLACK = 1e-9  # relative: an energy within this of the cap is under it (float sums, host and search alike)
+LARGEST = 48  # the largest dimension of a hidden instance (the reference search's time)
+CHAIN_LARGEST = 48  # the same, for a layer of a chain
+
+
+# ------------------------------------------------------------------------------------------
+# the latency and the judgement of one layer's mapping
+# ------------------------------------------------------------------------------------------
+
+def _judge(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any],
+           max_bytes: int) -> tuple[str | None, dict[str, Any]]:
+    """(why invalid or None, breakdown with energy_pj, steps, dram_bytes and cycles)."""
+    why = mapper.check(mapping, workload, architecture, max_bytes)
+    if why is not None:
+        return why, {}
+    nest = pm_core.parse(workload, architecture, {"levels": mapping["levels"]})
+    counts = pm_core.access_counts(nest)
+    br = mapper._breakdown(nest, architecture, counts)
+    dram = sum(pm_core.offchip_traffic(nest, counts).values())
+    steps = br.pop("cycles")
+    port = -(-dram // int(architecture["levels"][-1]["bytes_per_cycle"]))
+    return None, {**br, "steps": steps, "dram_bytes": dram, "port_cycles": port, "cycles": max(steps, port)}
+
+
+def _invalid(reason: str) -> dict[str, Any]:
+    return {"valid": False, "reason": reason, "objective": None, "breakdown": {}}
+
+
+def evaluate_energy_latency(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any],
+                            latency_cap: int, max_bytes: int = mapper.MAX_BYTES) -> dict[str, Any]:
+    """The energy (pJ) of a mapping whose cycles are at most the cap, or why it is invalid."""
+    why, br = _judge(mapping, workload, architecture, max_bytes)
+    if why is not None:
+        return _invalid(why)
+    if br["cycles"] > latency_cap:
+        return _invalid(f"over the latency cap: {br['cycles']} cycles, the cap is {latency_cap}")
+    return {"valid": True, "reason": "", "objective": float(br["energy_pj"]), "breakdown": br}
+
+
+def evaluate_cycles_energy(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any],
+                           energy_cap: float, max_bytes: int = mapper.MAX_BYTES) -> dict[str, Any]:
+    """The cycles of a mapping whose energy is at most the cap, or why it is invalid."""
+    why, br = _judge(mapping, workload, architecture, max_bytes)
+    if why is not None:
+        return _invalid(why)
+    if br["energy_pj"] > energy_cap * (1 + SLACK):
+        return _invalid(f"over the energy cap: {br['energy_pj']:.6g} pJ, the cap is {energy_cap:.6g}")
+    return {"valid": True, "reason": "", "objective": float(br["cycles"]), "breakdown": br}
+
+
+def evaluate_chain(answer: Any, workloads: list[Mapping[str, Any]], architecture: Mapping[str, Any],
+                   latency_cap: int, max_bytes: int = mapper.MAX_BYTES) -> dict[str, Any]:
+    """The total energy (pJ) of one mapping per layer whose total cycles are at most the cap."""
+    if type(answer) is not dict or set(answer) - {"layers", "name"} or "layers" not in answer:
+        return _invalid("schema: the answer must be a dict with the key layers (and an optional name)")
+    if "name" in answer and type(answer["name"]) is not str:
+        return _invalid("schema: name must be a string")
+    try:
+        size = len(json.dumps(answer, separators=(",", ":"), allow_nan=False))
+    except (TypeError, ValueError, RecursionError):
+        return _invalid("schema: the answer is not plain JSON")
+    if size > max_bytes:
+        return _invalid(f"schema: the answer takes {size} bytes as compact JSON, more than {max_bytes}")
+    layers = answer["layers"]
+    if type(layers) is not list or len(layers) != len(workloads):
+        return _invalid(f"schema: layers must be a list of {len(workloads)} mappings, one per layer in order")
+    rows, energy, cycles = [], 0.0, 0
+    for i, (m, w) in enumerate(zip(layers, workloads)):
+        why, br = _judge(m, w, architecture, max_bytes)
+        if why is not None:
+            return _invalid(f"layer {i}: {why}")
+        rows.append(br)
+        energy += br["energy_pj"]
+        cycles += br["cycles"]
+    if cycles > latency_cap:
+        return _invalid(f"over the latency cap: {cycles} cycles in all, the cap is {latency_cap}")
+    return {"valid": True, "reason": "", "objective": float(energy),
+            "breakdown": {"energy_pj": energy, "cycles": cycles, "layers": rows}}
+
+
+# ------------------------------------------------------------------------------------------
+# the reference search: each layer's exact Pareto frontier of (cycles, energy)
+# ------------------------------------------------------------------------------------------
+
+def _bytes_only(architecture: Mapping[str, Any], level: int) -> dict[str, Any]:
+    """The architecture with every energy per byte 0 but ``level``'s 1: ``mapper._costs`` then
+    counts the bytes read from and written into that level (the RF is never a port)."""
+    one = {"read_pj_per_byte": 1.0, "write_pj_per_byte": 1.0}
+    zero = {"read_pj_per_byte": 0.0, "write_pj_per_byte": 0.0}
+    return dict(architecture, levels=[dict(lv, **(one if i == level else zero))
+                                      for i, lv in enumerate(architecture["levels"])])
+
+
+def _pareto(cycles: np.ndarray, energy: np.ndarray) -> np.ndarray:
+    """Indices of the points no other point beats in both (ties: one kept), by cycles ascending.
+    Only the points faster than the least-energy one can be on it: most chunks have none."""
+    least = np.flatnonzero(energy == energy.min())
+    last = least[np.argmin(cycles[least])]
+    faster = np.flatnonzero(cycles < cycles[last])
+    if not len(faster):
+        return np.asarray([last])
+    order = faster[np.lexsort((energy[faster], cycles[faster]))]
+    e = energy[order]
+    prev = np.concatenate(([np.inf], np.minimum.accumulate(e)[:-1]))
+    return np.concatenate([order[e < prev], [last]])
+
+
+@functools.lru_cache(maxsize=64)
+def _frontier_cached(key: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    workload, architecture = json.loads(key)
+    dims = workload["dims"]
+    macs = dims["M"] * dims["N"] * dims["K"]
+    ports = [(lv, int(x["bytes_per_cycle"])) for lv, x in enumerate(architecture["levels"]) if "bytes_per_cycle" in x]
+    counting = {lv: _bytes_only(architecture, lv) for lv, _ in ports}
+    cyc_parts, e_parts, maps = [], [], []
+    for choice, s, r, g, D in mapper.candidates(workload, architecture):
+        steps = macs // (s["M"] * s["N"] * s["K"])
+        for og, od in itertools.product(mapper.ORDERS, mapper.ORDERS):
+            energy, _ = mapper._costs(workload, architecture, s, r, g, D, og, od)
+            cycles = np.full(len(energy), steps, dtype=np.int64)
+            for lv, bw in ports:
+                moved, _ = mapper._costs(workload, counting[lv], s, r, g, D, og, od)
+                cycles = np.maximum(cycles, np.ceil(moved / bw).astype(np.int64))
+            for i in _pareto(cycles, energy):
+                cyc_parts.append(int(cycles[i]))
+                e_parts.append(float(energy[i]))
+                maps.append(json.dumps(mapper._mapping(choice, {d: r[d][i] for d in mapper.DIMS},
+                                                       {d: g[d][i] for d in mapper.DIMS},
+                                                       {d: D[d][i] for d in mapper.DIMS}, og, od),
+                                       sort_keys=True, separators=(",", ":")))
+    if not maps:
+        raise ValueError("no valid mapping: the instance is infeasible")
+    cyc, e = np.asarray(cyc_parts, dtype=np.int64), np.asarray(e_parts)
+    keep = _pareto(cyc, e)
+    return cyc[keep], e[keep], tuple(maps[i] for i in keep)
+
+
+def frontier(workload: Mapping[str, Any], architecture: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Every Pareto-optimal (cycles, energy) of the layer's valid mappings, cycles ascending (energy
+    descending), with one mapping (canonical JSON) reaching each."""
+    return _frontier_cached(json.dumps([workload, architecture], sort_keys=True))
+
+
+def _result(best: float, mapping: Any) -> dict[str, Any]:
+    text = mapping if isinstance(mapping, str) else json.dumps(mapping, sort_keys=True, separators=(",", ":"))
+    return {"best": float(best), "proven": True, "mapping": text}
+
+
+def search_energy_latency(workload: Mapping[str, Any], architecture: Mapping[str, Any],
+                          latency_cap: int) -> dict[str, Any]:
+    """The least energy over every valid mapping within the latency cap (exhaustive: proven)."""
+    cyc, e, maps = frontier(workload, architecture)
+    ok = np.flatnonzero(cyc <= latency_cap)
+    if not len(ok):
+        raise ValueError("no valid mapping within the latency cap")
+    i = int(ok[np.argmin(e[ok])])
+    return _result(e[i], maps[i])
+
+
+def search_cycles_energy(workload: Mapping[str, Any], architecture: Mapping[str, Any],
+                         energy_cap: float) -> dict[str, Any]:
+    """The fewest cycles over every valid mapping within the energy cap (exhaustive: proven)."""
+    cyc, e, maps = frontier(workload, architecture)
+    ok = np.flatnonzero(e <= energy_cap * (1 + SLACK))
+    if not len(ok):
+        raise ValueError("no valid mapping within the energy cap")
+    i = int(ok[np.argmin(cyc[ok])])
+    return _result(cyc[i], maps[i])
+
+
+def _combine(fronts: list[tuple[np.ndarray, np.ndarray]], cap: int) -> tuple[float, list[int]]:
+    """The least total energy over one frontier point per layer with total cycles <= cap, and the
+    points (exact: the partial sums are Pareto-pruned, never approximated)."""
+    cyc, e = np.zeros(1, dtype=np.int64), np.zeros(1)
+    picks = np.zeros((1, 0), dtype=np.int64)
+    rest = [int(f[0].min()) for f in fronts]
+    for k, (fc, fe) in enumerate(fronts):
+        c = (cyc[:, None] + fc[None, :]).ravel()
+        s = (e[:, None] + fe[None, :]).ravel()
+        who = np.concatenate([np.repeat(picks, len(fc), axis=0),
+                              np.tile(np.arange(len(fc)), len(cyc))[:, None]], axis=1)
+        room = c <= cap - sum(rest[k + 1:])
+        c, s, who = c[room], s[room], who[room]
+        keep = _pareto(c, s)
+        cyc, e, picks = c[keep], s[keep], who[keep]
+    if not len(cyc):
+        raise ValueError("no valid mappings within the latency cap")
+    i = int(np.argmin(e))
+    return float(e[i]), [int(x) for x in picks[i]]
+
+
+def search_chain(workloads: list[Mapping[str, Any]], architecture: Mapping[str, Any],
+                 latency_cap: int) -> dict[str, Any]:
+    """The least total energy of the chain within the total latency cap (exhaustive: proven)."""
+    fronts = [frontier(w, architecture) for w in workloads]
+    best, picks = _combine([(f[0], f[1]) for f in fronts], latency_cap)
+    answer = {"layers": [json.loads(f[2][i]) for f, i in zip(fronts, picks)]}
+    return _result(best, answer)
+
+
+# ------------------------------------------------------------------------------------------
+# the spaces of the brute-force proof
+# ------------------------------------------------------------------------------------------
+
+def enumerate_capped(workload: Mapping[str, Any], architecture: Mapping[str, Any], cap: Any) -> Iterator[dict[str, Any]]:
+    """Every mapping of the layer's space (``mapper.enumerate_space``; the cap is the evaluator's)."""
+    return mapper.enumerate_space(workload, architecture)
+
+
+def enumerate_chain(workloads: list[Mapping[str, Any]], architecture: Mapping[str, Any], cap: Any) -> Iterator[dict[str, Any]]:
+    """Every combination of one mapping per layer (small chains only)."""
+    spaces = [list(mapper.enumerate_space(w, architecture)) for w in workloads]
+    for combo in itertools.product(*spaces):
+        yield {"layers": list(combo)}
+
+
+# ------------------------------------------------------------------------------------------
+# the instance generators: the cap binds
+# ------------------------------------------------------------------------------------------
+
+def _instance(rng: np.random.Generator, small: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``mapper``'s GEMM (dims up to LARGEST) and three-level accelerator, with a DRAM port of
+    ``bytes_per_cycle``."""
+    kw = mapper.gen_gemm_mapping(rng, small=small, largest=LARGEST)
+    _port(rng, kw["workload"], kw["architecture"])
+    return kw["workload"], kw["architecture"]
+
+
+def _port(rng: np.random.Generator, work: Mapping[str, Any], arch: dict[str, Any]) -> None:
+    """DRAM's port about as fast as the full array needs when every tensor crosses it once (0.6 to
+    1.6 times that): on some mappings it binds, on others the time steps do."""
+    d = work["dims"]
+    once = d["M"] * d["K"] + d["K"] * d["N"] + d["M"] * d["N"]
+    fx, fy = arch["levels"][1]["fanout"]
+    arch["levels"][-1]["bytes_per_cycle"] = max(1, round(once * fx * fy / (d["M"] * d["N"] * d["K"])
+                                                         / float(rng.uniform(0.6, 1.6))))
+
+
+def _between(rng: np.random.Generator, lo: float, hi: float) -> float:
+    return lo + float(rng.uniform(0.2, 0.7)) * (hi - lo)
+
+
+def gen_energy_latency(rng: np.random.Generator, *, small: bool = False) -> dict[str, Any]:
+    """A GEMM, an accelerator with a DRAM port and a latency cap between the fewest cycles of any
+    valid mapping and the cycles of the least-energy one (hidden instances are redrawn until
+    those differ; ``small`` ones, the proof's, are not)."""
+    for _ in range(100):
+        work, arch = _instance(rng, small)
+        cyc, _, _ = frontier(work, arch)
+        lo, hi = int(cyc[0]), int(cyc[-1])
+        if hi > lo + 1 or small:  # small (the proof's): the cap cuts the space, binding or not
+            return {"workload": work, "architecture": arch, "latency_cap": int(_between(rng, lo, hi))}
+    raise ValueError("no instance with a binding latency cap")
+
+
+def gen_cycles_energy(rng: np.random.Generator, *, small: bool = False) -> dict[str, Any]:
+    """A GEMM, an accelerator with a DRAM port and an energy cap between the least energy of any
+    valid mapping and the energy of the fastest one (hidden instances are redrawn until those
+    differ; ``small`` ones, the proof's, are not)."""
+    for _ in range(100):
+        work, arch = _instance(rng, small)
+        _, e, _ = frontier(work, arch)
+        lo, hi = float(e[-1]), float(e[0])
+        if hi > lo * 1.01 or small:
+            return {"workload": work, "architecture": arch, "energy_cap": round(_between(rng, lo, hi), 2)}
+    raise ValueError("no instance with a binding energy cap")
+
+
+def gen_chain(rng: np.random.Generator, *, small: bool = False, layers: int = 3) -> dict[str, Any]:
+    """A chain of GEMMs (an MLP: layer i maps K_i features to N_i = K_{i+1} for M tokens), one
+    accelerator with a DRAM port, and a total latency cap between the sum of the layers' fewest
+    cycles and the sum of the cycles of their least-energy mappings."""
+    for _ in range(100):
+        arch = _instance(rng, small)[1]
+        if small:
+            n = 2
+            m = 2
+            widths = [mapper._size(rng, 1, 2) for _ in range(n + 1)]
+        else:
+            n = layers
+            m = mapper._size(rng, 16, CHAIN_LARGEST)
+            widths = [mapper._size(rng, 16, CHAIN_LARGEST) for _ in range(n + 1)]
+        works = [{"name": f"mlp.fc{i}", "shape": "gemm", "dims": {"M": m, "N": widths[i + 1], "K": widths[i]},
+                  "bits": {"I": 8, "W": 8, "O": 8, "psum": 24}} for i in range(n)]
+        _port(rng, works[0], arch)
+        fronts = [frontier(w, arch)[0] for w in works]
+        lo, hi = sum(int(f[0]) for f in fronts), sum(int(f[-1]) for f in fronts)
+        if hi > lo + 1 or small:
+            return {"workloads": works, "architecture": arch, "latency_cap": int(_between(rng, lo, hi))}
+    raise ValueError("no instance with a binding latency cap")
+
+
+REFERENCES = {"mapper_capped.search_energy_latency": search_energy_latency,
+              "mapper_capped.search_cycles_energy": search_cycles_energy,
+              "mapper_capped.search_chain": search_chain}
+GENERATORS = {"mapper_capped.energy_latency": gen_energy_latency,
+              "mapper_capped.cycles_energy": gen_cycles_energy,
+              "mapper_capped.chain": gen_chain}
+EVALUATORS = {"mapper_capped.evaluate_energy_latency": evaluate_energy_latency,
+              "mapper_capped.evaluate_cycles_energy": evaluate_cycles_energy,
+              "mapper_capped.evaluate_chain": evaluate_chain}
+SPACES = {"mapper_capped.enumerate_capped": enumerate_capped,
+          "mapper_capped.enumerate_chain": enumerate_chain}

@@ -9,12 +9,13 @@ on this pack's drawing helpers (``pm_draw``). Host only: nothing here ever reach
 from reference_models.registry import merge
 
 from . import (pm_e2e, pm_flash, pm_fused, pm_pipeline, pm_search, pm_select, pm_systolic, pm_traffic, samplers,
-               samplers_flash, samplers_fused, samplers_mapping, samplers_search, samplers_system, samplers_systolic,
-               samplers_timeline)
+               samplers_e2e, samplers_flash, samplers_fused, samplers_mapping, samplers_search, samplers_system,
+               samplers_systolic, samplers_timeline)
 
 _MODULES = (pm_traffic, pm_select, pm_e2e, pm_flash, pm_search, pm_fused, pm_systolic, pm_pipeline)
 
 REFERENCES = merge(_MODULES, "REFERENCES")
 GENERATORS = merge(_MODULES, "GENERATORS")
+# domain samplers, written apart from the generators
 SAMPLERS = merge((samplers, samplers_mapping, samplers_system, samplers_search, samplers_timeline, samplers_flash,
-                  samplers_fused, samplers_systolic), "SAMPLERS")  # domain samplers, written apart from the generators
+                  samplers_fused, samplers_systolic, samplers_e2e), "SAMPLERS")

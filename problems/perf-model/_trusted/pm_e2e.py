@@ -766,9 +766,38 @@ def _decode_bits(rng: Any) -> dict[str, int]:
     return {"I": a, "W": 8, "O": a, "psum": 32}
 
 
+def _psum_stream_mapping(rng: Any, wl: dict[str, Any], arch: dict[str, Any]) -> dict[str, Any]:
+    """A projection whose outputs no on-chip level holds: N spread over the fan-outs (each one
+    filled or half filled), the rest at DRAM in either order with K outermost, so every partial
+    sum goes out to DRAM and comes back once per K."""
+    dims, levels, left = wl["dims"], [], wl["dims"]["N"]
+    for lv in arch["levels"][:-1]:
+        cap = lv["capacity_bytes"]
+        entry: dict[str, Any] = {"temporal": [], "bypass": [t for t in TENSORS if t == "O" or (isinstance(cap, dict)
+                                                                                              and t not in cap)]}
+        for key, fan in zip(("spatial_x", "spatial_y"), lv["fanout"]):
+            if fan > 1 and left > 1:
+                f = min(fan // int(_pick(rng, (1, 2))), left)
+                entry[key] = [["N", f]]
+                left = _ceil(left, f)
+        levels.append(entry)
+    inner = [["N", left], ["M", dims["M"]]]
+    levels.append({"temporal": (inner if rng.random() < 0.5 else inner[::-1]) + [["K", dims["K"]]]})
+    return {"levels": levels}
+
+
 def gen_llama_decode_e2e(rng: Any, real: bool = False,
                          groups: Sequence[str] = ("llama-decode", "attention-decode"),
-                         archs: Sequence[str] = ("tpu-like", "nvdla-like")) -> dict[str, Any]:
+                         archs: Sequence[str] = ("tpu-like", "nvdla-like"), psum_stream: bool = False) -> dict[str, Any]:
+    """``psum_stream`` (real layers): a projection of 8 or 16 tokens whose partial sums every
+    on-chip level bypasses (:func:`_psum_stream_mapping`), redrawn until DRAM's bytes pass 2^31."""
+    if real and psum_stream:
+        def big():
+            wl = pm_draw.real_layer(rng, [g for g in groups if g == "llama-decode"], _decode_bits(rng))
+            arch = architecture(str(_pick(rng, archs)))
+            return {"workload": wl, "architecture": arch, "mapping": _psum_stream_mapping(rng, wl, arch),
+                    "energy": copy.deepcopy(ENERGY[arch["name"]]), "bandwidth": copy.deepcopy(BANDWIDTH[arch["name"]])}
+        return pm_traffic._past_int32(rng, big, ref_end_to_end)
     if real:
         wl = pm_draw.real_layer(rng, groups, _decode_bits(rng))
         arch = architecture(str(_pick(rng, archs)))

@@ -91,7 +91,8 @@ def test_format_states_no_formula():
 
 def test_pack_is_the_model_tier_with_its_format():
     assert PACK.tier == "model" and PACK.data.preamble == "FORMAT.md"
-    assert PACK.version == "0.4.0"
+    changelog = (PACK.dir / "CHANGELOG.md").read_text()
+    assert f"## {PACK.version}" == next(line for line in changelog.splitlines() if line.startswith("## "))
     assert "### What the hardware does" in PACK.preamble
 
 

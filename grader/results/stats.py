@@ -295,18 +295,16 @@ def summarize_qa(outcomes: Sequence[Outcome]) -> dict:
     }
 
 
-def mode_gap(code_problems: Sequence[dict], qa_problems: Sequence[dict]) -> dict:
-    """Q&A accuracy minus code pass@1, per problem and overall (paired bootstrap CI over problems)."""
-    code = {p["problem"]: p["pass@1"] for p in code_problems if p.get("pass@1") is not None}
-    qa = {p["problem"]: p["accuracy"] for p in qa_problems if p.get("accuracy") is not None}
+def _paired_gap(code: dict[str, float], qa: dict[str, float], qa_key: str, code_key: str) -> dict:
+    """Q&A minus code per shared problem and overall, with a paired bootstrap CI over problems."""
     shared = sorted(set(code) & set(qa), key=natural_key)
     rows = [{"problem": pid, "qa": qa[pid], "code": code[pid], "gap": qa[pid] - code[pid]} for pid in shared]
     diffs = [r["gap"] for r in rows]
     ci = paired_bootstrap_ci(diffs)
     return {
         "problems": len(rows),
-        "qa_accuracy": float(np.mean([r["qa"] for r in rows])) if rows else None,
-        "code_pass@1": float(np.mean([r["code"] for r in rows])) if rows else None,
+        qa_key: float(np.mean([r["qa"] for r in rows])) if rows else None,
+        code_key: float(np.mean([r["code"] for r in rows])) if rows else None,
         "gap": float(np.mean(diffs)) if diffs else None,
         "gap_ci95": list(ci) if ci else None,
         "qa_wins": [r["problem"] for r in rows if r["gap"] > 0],
@@ -314,6 +312,13 @@ def mode_gap(code_problems: Sequence[dict], qa_problems: Sequence[dict]) -> dict
         "ties": [r["problem"] for r in rows if r["gap"] == 0],
         "rows": rows,
     }
+
+
+def mode_gap(code_problems: Sequence[dict], qa_problems: Sequence[dict]) -> dict:
+    """Q&A accuracy minus code pass@1, per problem and overall (paired bootstrap CI over problems)."""
+    code = {p["problem"]: p["pass@1"] for p in code_problems if p.get("pass@1") is not None}
+    qa = {p["problem"]: p["accuracy"] for p in qa_problems if p.get("accuracy") is not None}
+    return _paired_gap(code, qa, "qa_accuracy", "code_pass@1")
 
 
 def score_gap(code_scores: Sequence[dict], qa_scores: Sequence[dict]) -> dict:
@@ -321,21 +326,7 @@ def score_gap(code_scores: Sequence[dict], qa_scores: Sequence[dict]) -> dict:
     (paired bootstrap CI over problems); the rows are :func:`summarize_scores`' problems."""
     code = {p["problem"]: p["score"] for p in code_scores if p.get("score") is not None}
     qa = {p["problem"]: p["score"] for p in qa_scores if p.get("score") is not None}
-    shared = sorted(set(code) & set(qa), key=natural_key)
-    rows = [{"problem": pid, "qa": qa[pid], "code": code[pid], "gap": qa[pid] - code[pid]} for pid in shared]
-    diffs = [r["gap"] for r in rows]
-    ci = paired_bootstrap_ci(diffs)
-    return {
-        "problems": len(rows),
-        "qa_score": float(np.mean([r["qa"] for r in rows])) if rows else None,
-        "code_score": float(np.mean([r["code"] for r in rows])) if rows else None,
-        "gap": float(np.mean(diffs)) if diffs else None,
-        "gap_ci95": list(ci) if ci else None,
-        "qa_wins": [r["problem"] for r in rows if r["gap"] > 0],
-        "code_wins": [r["problem"] for r in rows if r["gap"] < 0],
-        "ties": [r["problem"] for r in rows if r["gap"] == 0],
-        "rows": rows,
-    }
+    return _paired_gap(code, qa, "qa_score", "code_score")
 
 
 def revision_stats(after: dict[int, Sequence[Outcome]]) -> dict:

@@ -94,7 +94,9 @@ def demo_qa_answer(problem: Problem, item: object, sample: int, right: bool | No
         return "Working through the loop nest by hand, the counts depend on the tile sizes; I cannot settle them."
     if getattr(item, "kind") == "mapping":
         answer = json.loads(expected["mapping"])
-        if not right:  # every loop at the outermost level: a valid mapping, far from the best
+        if not right and "levels" not in answer:  # an answer of the problem's own form: one value off
+            answer = _perturb(answer, r)
+        elif not right:  # every loop at the outermost level: a valid mapping, far from the best
             factors = [loop for lv in answer["levels"] for key in ("temporal", "spatial_x", "spatial_y")
                        for loop in lv.get(key, [])]
             outer: dict = {}

@@ -283,3 +283,18 @@ def test_a_fusion_qa_item_asks_for_a_schedule_and_scores_its_best_known_one():
     assert g.verdict is Verdict.WRONG_ANSWER and 0 < g.score < 1, g.reason
     g = grade_qa(problem, item, '```json\n{"levels": []}\n```\n')
     assert g.score == 0 and "invalid_mapping" in g.reason
+
+
+def test_the_offline_demo_model_answers_a_schedule_item_right_and_wrong():
+    """The built-in demo model (eval with no endpoint) answers items whose answer is not the
+    format's mapping: right gives the best known schedule, wrong a schedule one value off."""
+    from grader.grading.qa import grade_qa
+    from grader.packs.qa import qa_items
+    from grader.pipeline.demo import demo_qa_answer
+
+    problem = CATALOG.find("perf-mapper/fuse-mbv2-traffic")
+    item = qa_items(problem, vectors.load(problem).hidden, 1)[0]
+    assert grade_qa(problem, item, demo_qa_answer(problem, item, 0, right=True)).score == 1.0
+    wrong = [grade_qa(problem, item, demo_qa_answer(problem, item, s, right=False)) for s in range(6)]
+    assert all(g.verdict is not Verdict.CORRECT for g in wrong if g.verdict is not Verdict.NO_ANSWER)
+    assert any(g.score is not None and g.score < 1 for g in wrong)

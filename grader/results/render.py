@@ -203,35 +203,32 @@ def _render_qa(con: Any, s: dict[str, Any], per_problem: bool) -> None:
 
 
 def _render_gap(con: Any, gap: dict[str, Any], per_problem: bool) -> None:
+    _render_one_gap(con, gap, per_problem, heading="reasoning vs code", qa="Q&A accuracy", code="code pass@1",
+                    keys=("qa_accuracy", "code_pass@1"), value=pct, diff=lambda d: f"{100 * d:+.1f}",
+                    unit=" points", columns=("Q&A", "code"), title="reasoning vs code per problem")
+    if gap.get("search"):
+        _render_one_gap(con, gap["search"], per_problem, heading="reasoning vs code, search problems",
+                        qa="Q&A score", code="code score", keys=("qa_score", "code_score"), value=score,
+                        diff=lambda d: f"{d:+.3f}", unit="", columns=("Q&A score", "code score"),
+                        title="reasoning vs code per search problem")
+
+
+def _render_one_gap(con: Any, gap: dict[str, Any], per_problem: bool, *, heading: str, qa: str, code: str,
+                    keys: tuple[str, str], value: Any, diff: Any, unit: str, columns: tuple[str, str],
+                    title: str) -> None:
+    """One mode gap: pass rates (percentage points) or search scores (score units), same layout."""
     ci = gap["gap_ci95"]
-    diff = "-" if gap["gap"] is None else f"{100 * gap['gap']:+.1f} points"
-    con.print(f"[bold]reasoning vs code[/bold]: Q&A accuracy {pct(gap['qa_accuracy'])} - code pass@1 "
-              f"{pct(gap['code_pass@1'])} = {diff}"
-              + (f" (95% paired bootstrap CI over {gap['problems']} problems [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}])"
+    head = "-" if gap["gap"] is None else diff(gap["gap"]) + unit
+    con.print(f"[bold]{heading}[/bold]: {qa} {value(gap[keys[0]])} - {code} {value(gap[keys[1]])} = {head}"
+              + (f" (95% paired bootstrap CI over {gap['problems']} problems [{diff(ci[0])}, {diff(ci[1])}])"
                  if ci else "")
               + f"; Q&A better on {len(gap['qa_wins'])}, code better on {len(gap['code_wins'])}, "
               f"tied on {len(gap['ties'])}")
     if per_problem and gap["rows"]:
-        t = table("problem", "Q&A", "code", "gap", title="reasoning vs code per problem", right=("Q&A", "code", "gap"))
+        t = table("problem", *columns, "gap", title=title, right=(*columns, "gap"))
         for row in sorted(gap["rows"], key=lambda r: -r["gap"]):
-            t.add_row(row["problem"].split("/", 1)[-1], pct(row["qa"]), pct(row["code"]), f"{100 * row['gap']:+.1f}")
+            t.add_row(row["problem"].split("/", 1)[-1], value(row["qa"]), value(row["code"]), diff(row["gap"]))
         con.print(t)
-    sg = gap.get("search")
-    if sg:
-        ci = sg["gap_ci95"]
-        diff = "-" if sg["gap"] is None else f"{sg['gap']:+.3f}"
-        con.print(f"[bold]reasoning vs code, search problems[/bold]: Q&A score {score(sg['qa_score'])} - code score "
-                  f"{score(sg['code_score'])} = {diff}"
-                  + (f" (95% paired bootstrap CI over {sg['problems']} problems [{ci[0]:+.3f}, {ci[1]:+.3f}])"
-                     if ci else "")
-                  + f"; Q&A better on {len(sg['qa_wins'])}, code better on {len(sg['code_wins'])}, "
-                  f"tied on {len(sg['ties'])}")
-        if per_problem and sg["rows"]:
-            t = table("problem", "Q&A score", "code score", "gap", title="reasoning vs code per search problem",
-                      right=("Q&A score", "code score", "gap"))
-            for row in sorted(sg["rows"], key=lambda r: -r["gap"]):
-                t.add_row(row["problem"].split("/", 1)[-1], score(row["qa"]), score(row["code"]), f"{row['gap']:+.3f}")
-            con.print(t)
 
 
 def _render_revision(con: Any, s: dict[str, Any]) -> None:

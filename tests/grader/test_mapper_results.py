@@ -252,3 +252,24 @@ def test_pages_with_scores_render_cleanly_in_chromium(runs, summaries, tmp_path)
         assert_rendered_cleanly(dom)
     dom = dump_dom(page)
     assert 'id="search-problems"' in dom and '<svg class="hist"' in dom
+
+
+def test_the_terminal_prints_both_mode_gaps_in_their_own_units():
+    """The pass-rate gap is in percentage points, the search gap in score units; one printer serves both."""
+    from grader.results.render import _render_gap
+
+    gap = {"gap": -0.25, "gap_ci95": [-0.5, 0.0], "problems": 3, "qa_accuracy": 0.5, "code_pass@1": 0.75,
+           "qa_wins": ["a"], "code_wins": ["b", "c"], "ties": [],
+           "rows": [{"problem": "perf-core/a", "qa": 1.0, "code": 0.5, "gap": 0.5}],
+           "search": {"gap": 0.125, "gap_ci95": None, "problems": 1, "qa_score": 0.625, "code_score": 0.5,
+                      "qa_wins": ["m"], "code_wins": [], "ties": [],
+                      "rows": [{"problem": "perf-mapper/m", "qa": 0.625, "code": 0.5, "gap": 0.125}]}}
+    buf = io.StringIO()
+    _render_gap(Console(file=buf, width=220, color_system=None), gap, True)
+    out = buf.getvalue()
+    assert ("reasoning vs code: Q&A accuracy 50.0% - code pass@1 75.0% = -25.0 points (95% paired bootstrap CI "
+            "over 3 problems [-50.0, +0.0]); Q&A better on 1, code better on 2, tied on 0") in out
+    assert ("reasoning vs code, search problems: Q&A score 0.625 - code score 0.500 = +0.125; "
+            "Q&A better on 1, code better on 0, tied on 0") in out
+    assert re.search(r"\ba\s+100\.0%\s+50\.0%\s+\+50\.0\b", out)
+    assert re.search(r"\bm\s+0\.625\s+0\.500\s+\+0\.125\b", out)

@@ -89,12 +89,25 @@ def _row(i: int, s: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _rank_key(row: dict[str, Any]) -> tuple:
+def _search_only(row: dict[str, Any]) -> bool:
+    """Every code-mode problem of the run is a search problem (scored against the best known)."""
+    code, search = row["code"], row["search"]
+    return bool(code and search and search.get("problems") and search["problems"] == code.get("problems"))
+
+
+def _rank_key(row: dict[str, Any], by_score: bool) -> tuple:
+    """Code runs first, by pass@1 (by the mean search score when every run on the board is search
+    problems only: pass@1 then breaks ties), then the search score and the Q&A accuracy; Q&A-only runs
+    after them, by accuracy, ties broken by the Q&A search score."""
+    def neg(v: float | None) -> tuple[bool, float]:
+        return (v is None, -(v or 0.0))
+
     if row["code"] is not None:
-        v = row["code"]["pass@1"]
-        return (0, v is None, -(v or 0.0), -((row["qa"] or {}).get("accuracy") or 0.0), row["index"])
-    v = (row["qa"] or {}).get("accuracy")
-    return (1, v is None, -(v or 0.0), 0.0, row["index"])
+        passed, scored = row["code"]["pass@1"], (row["search"] or {}).get("score")
+        first, then = (scored, passed) if by_score else (passed, scored)
+        return (0, *neg(first), *neg(then), *neg((row["qa"] or {}).get("accuracy")), row["index"])
+    return (1, *neg((row["qa"] or {}).get("accuracy")), *neg((row["qa_search"] or {}).get("score")),
+            (False, 0.0), (False, 0.0), row["index"])
 
 
 def _cell(group: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -170,7 +183,9 @@ def build_leaderboard(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     the runs were drawn from different instance seeds."""
     seed = instance_seed_of(summaries)
     rows = [_row(i, s) for i, s in enumerate(summaries)]
-    order = sorted(range(len(rows)), key=lambda i: _rank_key(rows[i]))
+    code_rows = [r for r in rows if r["code"] is not None]
+    by_score = bool(code_rows) and all(_search_only(r) for r in code_rows)
+    order = sorted(range(len(rows)), key=lambda i: _rank_key(rows[i], by_score))
     ranked = [rows[i] for i in order]
     for rank, row in enumerate(ranked, 1):
         row["rank"] = rank
@@ -180,6 +195,7 @@ def build_leaderboard(summaries: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "instance_seed": seed,
         "runs": ranked,
+        "ranked_by": "search score" if by_score else "pass@1",
         "columns": [{"run": r["run"], "model": r["model"],
                      "metric": "pass@1" if r["code"] is not None else "accuracy"} for r in ranked],
         "heatmap": {
@@ -221,7 +237,9 @@ def render_leaderboard(board: dict[str, Any], con: Any = None, err: Any = None) 
     # a column only where a run has search problems (in that mode): other boards print as before
     cols = (*cols[:3], *extra, *cols[3:])
     t = table("#", "model", "run", *cols,
-              title=f"leaderboard (instance seed {seed_label(board.get('instance_seed'))})", right=("#", *cols))
+              title=f"leaderboard (instance seed {seed_label(board.get('instance_seed'))}"
+                    + (", ranked by the mean search score" if board.get("ranked_by") == "search score" else "") + ")",
+              right=("#", *cols))
     for r in board.get("runs") or []:
         code, qa, gap, search = r.get("code"), r.get("qa"), r.get("gap"), r.get("search")
         spread = (code or qa or {}).get("runs") or {}
@@ -298,6 +316,7 @@ def board_view(board: dict[str, Any]) -> dict[str, Any]:
         "runs": runs,
         "has_search": any(r["search"] is not None for r in runs),
         "has_qa_search": any(r["qa_search"] is not None for r in runs),
+        "by_score": board.get("ranked_by") == "search score",
         "qa_only": [c.get("metric") == "accuracy" for c in board.get("columns") or []],
         "heat": _heat_view(board, "primary"),
         "heat_qa": _heat_view(board, "qa") if board["heatmap"].get("qa") else None,

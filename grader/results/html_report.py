@@ -380,6 +380,8 @@ def _revision_mode(mode: str, rev: dict[str, Any]) -> dict[str, Any]:
                     "transitions": {k: (r.get("transitions") or {}).get(k, 0) for k in TRANSITIONS},
                     "runs": spread(r.get("runs")),
                     "verdict": r.get("verdict") or ""} for r in rounds],
+        "search": [{"round": r.get("round"), **(r.get("search") or {})} for r in rounds]
+        if any(r.get("search") for r in rounds) else None,
         "groups": tables,
     }
 

@@ -248,5 +248,16 @@ def _render_revision(con: Any, s: dict[str, Any]) -> None:
                       *(str(tr.get(k, "-")) if tr else "-" for k in ("fixed", "broken", "stayed passing", "stayed failing")),
                       pct(row["runs"]["std"], 2))
         con.print(t)
+        if any(row.get("search") for row in rev["rounds"]):
+            t = table("round", "search score", "95% CI", "change", "change CI",
+                      title=f"self-revision, search problems ({mode} mode): mean score over problems",
+                      right=("search score", "change"))
+            for row in rev["rounds"]:
+                sc = row.get("search") or {}
+                cci = sc.get("change_ci95")
+                t.add_row(str(row["round"]), score(sc.get("score")), score_ci(sc.get("score_ci95")),
+                          "-" if row["round"] == 0 or sc.get("change") is None else f"{sc['change']:+.3f}",
+                          f"[{cci[0]:+.3f}, {cci[1]:+.3f}]" if cci else "-")
+            con.print(t)
         if rev.get("overall"):
             con.print(f"revision {rev['overall']} ({mode} mode: {metric} after the last round vs round 0)")

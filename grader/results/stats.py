@@ -338,6 +338,7 @@ def revision_stats(after: dict[int, Sequence[Outcome]]) -> dict:
         return {}
     base = {(o.problem, o.mode, o.item, o.sample): o for o in after[rounds[0]] if o.counted}
     base_rate = {p.problem: p.pass1 for p in problem_stats(base.values())}
+    base_scores = _problem_scores(base.values())
     prev = base
     out_rounds = []
     for r in rounds:
@@ -366,11 +367,33 @@ def revision_stats(after: dict[int, Sequence[Outcome]]) -> dict:
             "runs": spread(run_rates(cur.values())).to_json(),
             "by_family": {g: v["pass@1"] for g, v in grouped(list(cur.values()), pst, "family").items()},
             "by_tier": {g: v["pass@1"] for g, v in grouped(list(cur.values()), pst, "tier").items()},
+            "search": _round_scores(cur.values(), base_scores, first=r == rounds[0]),
         })
         prev = cur
     last = out_rounds[-1]
     return {"rounds": out_rounds, "overall": last["verdict"] if len(out_rounds) > 1 else "",
             "final_change": last["change"], "final_change_ci95": last["change_ci95"]}
+
+
+def _problem_scores(outcomes: Iterable[Outcome]) -> dict[str, float]:
+    """Each search problem's mean score over its samples (a sample without a score scores 0)."""
+    return {p["problem"]: p["score"] for p in (summarize_scores(list(outcomes)) or {}).get("problems", [])}
+
+
+def _round_scores(outcomes: Iterable[Outcome], base: dict[str, float], first: bool) -> dict | None:
+    """The search problems' figures after one revision round: the mean score over problems (CI by
+    bootstrap over them) and its change from round 0 (paired bootstrap CI over problems). None when
+    the run has no search problem."""
+    now = _problem_scores(outcomes)
+    if not now:
+        return None
+    means = list(now.values())
+    diffs = [v - base[p] for p, v in now.items() if p in base]
+    ci = None if first else paired_bootstrap_ci(diffs)
+    return {"problems": len(now), "score": sum(means) / len(means),
+            "score_ci95": list(c) if (c := bootstrap_ci(means)) else None,
+            "change": 0.0 if first else (float(np.mean(diffs)) if diffs else None),
+            "change_ci95": list(ci) if ci else None}
 
 
 # ------------------------------------------------------------------------------------------

@@ -240,6 +240,31 @@ def test_compare_pairs_the_scores_of_two_rounds(runs, capsys):
     assert rows[ENERGY]["diff"] != 0 or rows[EDP]["diff"] != 0
 
 
+def test_revision_rounds_give_the_search_score_and_its_change(runs, summaries, capsys):
+    """Each revision round's state gives the search problems' mean score; its change from round 0
+    is the one `compare --round-a 0 --round-b 1` pairs; the terminal and the page show both."""
+    from grader.results.html_report import render_html
+
+    rounds = summaries["a"]["revision"]["code"]["rounds"]
+    r0, r1 = journal_scores(runs["a"], 0), journal_scores(runs["a"], 1)
+    first = np.mean([np.mean(by_sample(r0[p])) for p in (ENERGY, EDP)])
+    last = np.mean([np.mean([r1[p].get(i, r0[p][i]) for i in range(3)]) for p in (ENERGY, EDP)])
+    assert rounds[0]["search"]["score"] == pytest.approx(first) == summaries["a"]["search"]["headline"]["score"]
+    assert rounds[0]["search"]["change"] == 0.0 and rounds[0]["search"]["change_ci95"] is None
+    assert rounds[1]["search"]["score"] == pytest.approx(last)
+    assert rounds[1]["search"]["change"] == pytest.approx(last - first)
+    assert main(["compare", str(runs["a"]), "--round-a", "0", "--round-b", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["search"]["diff"] == pytest.approx(rounds[1]["search"]["change"])
+    assert main(["report", str(runs["a"])]) == 0
+    out = capsys.readouterr().out
+    assert "self-revision, search problems (code mode)" in out
+    assert re.search(rf"\b1\s+{score(last)}\b.*{rounds[1]['search']['change']:+.3f}", out)
+    page = render_html(summaries["a"], [])
+    table = page[page.index('<table class="data revision-search">'):]
+    table = table[: table.index("</table>")]
+    assert f'<tr data-round="1"><th scope="row">round 1</th><td class="num strong">{score(last)}</td>' in table
+
+
 @pytest.mark.browser
 def test_pages_with_scores_render_cleanly_in_chromium(runs, summaries, tmp_path):
     from test_html_report import assert_rendered_cleanly, dump_dom, write

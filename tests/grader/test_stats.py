@@ -83,3 +83,23 @@ def test_flakiness():
     f = flakiness({("A", 0): ["pass", "pass"], ("A", 1): ["pass", "timeout"], ("B", 0): ["pass"]})
     assert f["regraded_samples"] == 2 and f["changed"] == 1 and f["rate"] == 0.5
     assert f["examples"] == ["A#1: pass -> timeout"]
+
+
+def test_revision_rounds_score_search_problems_and_only_them():
+    from grader.results.stats import revision_stats
+
+    def o(problem: str, sample: int, passed: bool, score: float | None = None, tier: str = "guided") -> Outcome:
+        return Outcome(problem=problem, sample=sample, passed=passed, verdict="pass" if passed else "wrong_answer",
+                       family="F", tier=tier, score=score, instances=2, at_best=2 if passed else 0)
+
+    plain = {0: [o("p/a", 0, False), o("p/a", 1, True)], 1: [o("p/a", 0, True), o("p/a", 1, True)]}
+    assert all(r["search"] is None for r in revision_stats(plain)["rounds"])
+    mixed = {0: plain[0] + [o("m/x", 0, False, 0.5, "search"), o("m/x", 1, False, 0.25, "search"),
+                            o("m/y", 0, True, 1.0, "search"), o("m/y", 1, False, None, "search")],
+             1: plain[1] + [o("m/x", 0, False, 0.75, "search"), o("m/x", 1, True, 1.0, "search"),
+                            o("m/y", 0, True, 1.0, "search"), o("m/y", 1, False, 0.5, "search")]}
+    r0, r1 = revision_stats(mixed)["rounds"]
+    assert r0["search"]["score"] == pytest.approx((0.375 + 0.5) / 2)  # no score counts 0
+    assert r0["search"]["change"] == 0.0 and r0["search"]["problems"] == 2
+    assert r1["search"]["score"] == pytest.approx((0.875 + 0.75) / 2)
+    assert r1["search"]["change"] == pytest.approx((0.875 - 0.375 + 0.75 - 0.5) / 2)

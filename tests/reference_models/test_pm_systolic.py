@@ -326,3 +326,25 @@ def test_real_cases_are_real():
         out = REF(**case)
         assert 0 < out["utilization"] <= 1
         assert out["mac_cycles"] <= out["total_cycles"]
+
+
+def test_narrow_cases_pass_2_31_in_a_count():
+    """The ``narrow`` option: a 2048-token Llama projection whose narrow N blocks stream every input
+    row thousands of times (input reads) or whose narrow K blocks send thousands of partial sums
+    to every output (accumulator accesses); either count passes 2^31, where 32-bit counts wrap."""
+    kinds = set()
+    for i in range(8):
+        case = GEN(np.random.default_rng([6, i]), real=True, narrow=True)
+        wl, arch, arr = case["workload"], case["architecture"], case["mapping"]["levels"][1]
+        side = arch["levels"][1]["fanout"][0]
+        assert wl["name"] in pm_shapes.LAYERS and wl["dims"]["M"] == 2048
+        out = REF(**case)
+        M, N, K = (wl["dims"][d] for d in "MNK")
+        r, c = (dict(arr[key]).get(d, 1) for key, d in (("spatial_y", "K"), ("spatial_x", "N")))
+        assert out["input_reads"] == M * K * -(-N // c)
+        assert out["accumulator_writes"] == M * N * -(-K // r)
+        wide = [n for n, v in (("input_reads", out["input_reads"]), ("accumulator_writes", out["accumulator_writes"]))
+                if v >= 2 ** 31]
+        assert wide and min(r, c) < side // 2
+        kinds.update(wide)
+    assert kinds == {"input_reads", "accumulator_writes"}

@@ -168,13 +168,36 @@ REAL_ARRAYS = (("tpu-like", 128, 2), ("tpu-like-single-buffered", 128, 1),
                ("tpu-v1-like", 256, 2), ("tpu-v1-like-single-buffered", 256, 1))
 REAL_GROUPS = ("bert-base", "llama-prefill", "llama-decode")
 MIN_REAL_MACS = 40 * 2 ** 20  # the slowest simulator call stays near 10 s, far past the 2 s budget
+WRAP = 2 ** 31  # where 32-bit signed counts wrap
+
+
+def _narrow_blocks(rng: Any) -> dict[str, Any]:
+    """A Llama projection at 2048 tokens whose N blocks (or K blocks) are so narrow that its input
+    reads (or accumulator accesses) pass 2^31: thousands of weight blocks, one or two blocks of M."""
+    names = [n for n in pm_shapes.group("llama-prefill") if pm_shapes.LAYERS[n]["dims"]["M"] >= 2048]
+    wl = pm_shapes.layer(str(pm_draw._pick(rng, names)))
+    name, size, mb = pm_draw._pick(rng, REAL_ARRAYS)
+    dims = wl["dims"]
+    M, N, K = dims["M"], dims["N"], dims["K"]
+    r, c = min(size, K), min(size, N)
+    # input reads are M * K per block of N, accumulator writes M * N per block of K
+    narrow, other = ("N", K) if rng.random() < 0.5 else ("K", N)
+    need = -(-WRAP // (M * other))  # blocks of the narrow dimension
+    widest = max(w for w in range(1, size + 1) if -(-dims[narrow] // w) >= need)
+    w = int(rng.integers(max(2, widest // 2), widest + 1))
+    r, c = (r, w) if narrow == "N" else (w, c)
+    mt = M if rng.random() < 0.5 else M // 2  # or two blocks of M: weights kept or loaded again
+    return {"workload": wl, "architecture": _arch(name, size, size, mb), "mapping": _mapping(rng, dims, r, c, mt)}
 
 
 def gen_systolic_ws_timeline(rng: Any, real: bool = False, groups: Sequence[str] = REAL_GROUPS,
-                             edges: bool = False) -> dict[str, Any]:
+                             edges: bool = False, narrow: bool = False) -> dict[str, Any]:
     """A small GEMM, or with ``real`` a real projection; ``edges`` (small only) draws arrays of one
     row or one column whose blocks span the whole array side and M blocks up to two rows past M,
-    so blocks are often wider than their dimension."""
+    so blocks are often wider than their dimension; ``narrow`` (real only) draws K or N blocks
+    narrow enough that a count passes 2^31."""
+    if real and narrow:
+        return _narrow_blocks(rng)
     if real:
         group = str(pm_draw._pick(rng, tuple(groups)))  # the group first: BERT-base is as likely as Llama
         names = [n for n in pm_shapes.group(group) if pm_draw.macs(pm_shapes.LAYERS[n]) >= MIN_REAL_MACS]

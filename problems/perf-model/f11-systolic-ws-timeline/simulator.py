@@ -32,8 +32,7 @@ def systolic_ws_timeline(workload, architecture, mapping):
         block = {"K": 0, "N": 0, "M": 0}
         for (d, _), i in zip(reversed(loops), idx):
             block[d] = i
-        real = {d: [x for x in range(block[d] * width[d], (block[d] + 1) * width[d]) if x < size[d]]
-                for d in ("K", "N", "M")}
+        real = {d: range(block[d] * width[d], min((block[d] + 1) * width[d], size[d])) for d in ("K", "N", "M")}
         if all(real.values()):
             folds.append({"kb": block["K"], "nb": block["N"], **real})
     for f, fold in enumerate(folds):

@@ -10,3 +10,13 @@ ARCH = {"name": "three-level", "levels": [
     {"name": "DRAM", "capacity_bytes": None, "fanout": [1, 1], "read_pj_per_byte": 100.0, "write_pj_per_byte": 100.0}]}
 GOOD = {"levels": [{"temporal": [["K", 2]]}, {"temporal": [["M", 2]], "spatial_x": [["M", 2]]},
                    {"temporal": [["N", 2]]}]}
+
+
+class Report:
+    """A validation report that keeps its checks (what ``mapping_checks`` adds to it)."""
+
+    def __init__(self):
+        self.checks = []
+
+    def add(self, name, ok, detail=""):
+        self.checks.append((name, ok, detail))

@@ -17,7 +17,7 @@ from grader.grading.scoring import Verdict
 from grader.packs import vectors
 from grader.packs.problems import Catalog
 
-from mapper_cases import ARCH, GOOD, WORK
+from mapper_cases import ARCH, GOOD, WORK, Report
 
 IDS = ("cap-energy-under-latency", "cap-cycles-under-energy", "cap-chain-energy-latency")
 FAST = {"levels": [{"temporal": [["K", 2]]}, {"spatial_x": [["M", 4]]}, {"temporal": [["N", 2]]}]}
@@ -129,14 +129,6 @@ def test_the_brute_force_proof_passes(problems, pid):
     mapping_checks.proof_check(problems[pid], report)
     name, ok, detail = report.checks[0]
     assert name == "optimal (brute force)" and ok, detail
-
-
-class Report:
-    def __init__(self):
-        self.checks = []
-
-    def add(self, name, ok, detail=""):
-        self.checks.append((name, ok, detail))
 
 
 @pytest.mark.parametrize("pid", IDS[:2])  # a chain's three frontiers take a minute here: the generator's loop is the same

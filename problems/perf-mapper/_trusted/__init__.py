@@ -8,9 +8,9 @@ nothing here ever reaches a candidate.
 
 from reference_models.registry import merge
 
-from . import mapper, mapper_capped, mapper_fusion, mapper_llm
+from . import mapper, mapper_capped, mapper_fusion, mapper_llm, mapper_pipe
 
-_MODULES = (mapper, mapper_fusion, mapper_llm, mapper_capped)
+_MODULES = (mapper, mapper_fusion, mapper_llm, mapper_capped, mapper_pipe)
 
 REFERENCES = merge(_MODULES, "REFERENCES")
 GENERATORS = merge(_MODULES, "GENERATORS")

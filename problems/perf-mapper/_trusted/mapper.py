@@ -333,6 +333,13 @@ def _mapping(choice: tuple, r: Mapping[str, int], g: Mapping[str, int], D: Mappi
                        {"temporal": [[d, int(D[d])] for d in od if D[d] > 1]}]}
 
 
+def mapping_json(choice: tuple, r: Mapping[str, np.ndarray], g: Mapping[str, np.ndarray],
+                 D: Mapping[str, np.ndarray], i: int, og: tuple[str, ...], od: tuple[str, ...]) -> str:
+    """The canonical JSON of the mapping of row ``i`` of the factor arrays (RF, GLB, DRAM)."""
+    return json.dumps(_mapping(choice, {d: r[d][i] for d in DIMS}, {d: g[d][i] for d in DIMS},
+                               {d: D[d][i] for d in DIMS}, og, od), sort_keys=True, separators=(",", ":"))
+
+
 def candidates(workload: Mapping[str, Any], architecture: Mapping[str, Any]) -> Iterator[tuple]:
     """Per spatial unrolling at the GLB: (choice, s, r, g, D), the factor arrays (RF, GLB, DRAM
     per dimension) of every factorisation that fits; the loop orders are the caller's."""

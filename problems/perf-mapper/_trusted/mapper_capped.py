@@ -161,10 +161,7 @@ def _frontier_cached(key: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]
             for i in _pareto(cycles, energy):
                 cyc_parts.append(int(cycles[i]))
                 e_parts.append(float(energy[i]))
-                maps.append(json.dumps(mapper._mapping(choice, {d: r[d][i] for d in mapper.DIMS},
-                                                       {d: g[d][i] for d in mapper.DIMS},
-                                                       {d: D[d][i] for d in mapper.DIMS}, og, od),
-                                       sort_keys=True, separators=(",", ":")))
+                maps.append(mapper.mapping_json(choice, r, g, D, i, og, od))
     if not maps:
         raise ValueError("no valid mapping: the instance is infeasible")
     cyc, e = np.asarray(cyc_parts, dtype=np.int64), np.asarray(e_parts)

@@ -1,0 +1,4 @@
+
+
+def map_pipeline(workloads, architecture):
+    return pipe_edp(workloads, architecture)

@@ -245,6 +245,21 @@ def test_real_instances_are_real_and_fast(gen):
         assert fits >= 3
 
 
+def test_batched_resnet_layers_pass_int32():
+    """The ``batched`` real-size corners: a ResNet-50 layer at a batch of 8 to 256 on the
+    Eyeriss-like array, with a count of its answer (reads, fills, updates, DRAM bytes or cycles)
+    past 2^31 (32-bit counts wrap)."""
+    for i in range(4):
+        case = GENERATORS["pm_e2e.resnet_eyeriss_e2e"](np.random.default_rng([83, i]), real=True, batched=True)
+        wl = case["workload"]
+        assert wl["name"].startswith("resnet50.") and 8 <= wl["dims"]["N"] <= 256
+        assert case["architecture"]["name"] == "eyeriss-like-4level"
+        out = REFERENCES["pm_e2e.end_to_end"](**case)
+        counts = [v for a in ("reads", "fills", "updates") for v in out[a].values()]
+        counts += [out[k] for k in ("dram_read_bytes", "dram_write_bytes", "compute_cycles", "cycles")]
+        assert max(counts) >= 2**31, wl["name"]
+
+
 def test_small_end_to_end_cases_include_both_verdicts():
     for gen in ("pm_e2e.resnet_eyeriss_e2e", "pm_e2e.llama_decode_e2e"):
         verdicts = [REFERENCES["pm_e2e.end_to_end"](**GENERATORS[gen](np.random.default_rng([81, i])))["valid"]

@@ -739,13 +739,21 @@ def _tight_capacities(rng: Any, wl: dict[str, Any], arch: dict[str, Any], mappin
 
 
 def gen_resnet_eyeriss_e2e(rng: Any, real: bool = False,
-                           groups: Sequence[str] = ("resnet50",)) -> dict[str, Any]:
-    if real:
-        wl = pm_draw.real_layer(rng, groups)
+                           groups: Sequence[str] = ("resnet50",), batched: bool = False) -> dict[str, Any]:
+    """``batched`` (real layers): a layer at a batch of 8 to 256 images, redrawn until some count
+    of its answer passes 2^31."""
+    def on_eyeriss(wl: dict[str, Any]) -> dict[str, Any]:
         arch = architecture(EYERISS4["name"])
         mapping = _real_mapping(rng, wl, arch, fit=rng.random() < 0.7, bypass_p=0.25)
         return {"workload": wl, "architecture": arch, "mapping": mapping,
                 "energy": copy.deepcopy(ENERGY[arch["name"]]), "bandwidth": copy.deepcopy(BANDWIDTH[arch["name"]])}
+
+    if real and batched:
+        return pm_traffic._past_int32(
+            rng, lambda: on_eyeriss(pm_traffic._batched(rng, pm_draw.real_layer(rng, groups), (8, 16, 32, 64, 128, 256))),
+            ref_end_to_end)
+    if real:
+        return on_eyeriss(pm_draw.real_layer(rng, groups))
 
     def draw():
         wl = pm_draw.small_conv(rng, "conv", max_pq=5, max_c=3, max_k=3)

@@ -108,10 +108,10 @@ def _past_int32(rng: Any, draw, reference, tries: int = 400) -> dict[str, Any]:
     return case
 
 
-def _batched(rng: Any, wl: dict[str, Any]) -> dict[str, Any]:
-    """A real conv layer at a batch of 1 to 8 images."""
+def _batched(rng: Any, wl: dict[str, Any], batches: Sequence[int] = (1, 2, 4, 8)) -> dict[str, Any]:
+    """A real conv layer at a batch of ``batches`` images (1 to 8 by default)."""
     if wl["shape"] in ("conv", "depthwise"):
-        wl["dims"]["N"] = int(pm_draw._pick(rng, (1, 2, 4, 8)))
+        wl["dims"]["N"] = int(pm_draw._pick(rng, batches))
         wl["name"] += f".batch{wl['dims']['N']}"
     return wl
 

@@ -121,14 +121,15 @@ def sample_llama_decode(rng: Any, real_share: float = 0.2) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------
 
 def sample_resnet_eyeriss(rng: Any, real_share: float = 0.2) -> dict[str, Any]:
-    """perf-model/f18-resnet-eyeriss-end-to-end: a convolution (ResNet-50, or small with any
-    stride, dilation and padding, rows and columns apart) on RF (partitions), ColumnBuffer
-    (fanning out along Y), GLB (along X) and DRAM, or any fanouts and capacities now and then;
-    any mapping, capacities near its need or anywhere, any energy and bandwidth tables."""
+    """perf-model/f18-resnet-eyeriss-end-to-end: a convolution (ResNet-50 at a batch of 1 to 256
+    images, or small with any stride, dilation and padding, rows and columns apart) on RF
+    (partitions), ColumnBuffer (fanning out along Y), GLB (along X) and DRAM, or any fanouts and
+    capacities now and then; any mapping, capacities near its need or anywhere, any energy and
+    bandwidth tables."""
     real = rng.random() < real_share
     wl = draw_conv(rng, "conv", scale=int(choice(rng, (3, 6, 12))), real_share=1.0 if real else 0.0, groups=("resnet50",))
-    if real:  # one image: the spec names ResNet-50's layers, no batch
-        wl["dims"]["N"] = 1
+    if real:  # any batch: the spec names none (one image when served, hundreds when trained)
+        wl["dims"]["N"] = int(choice(rng, (1, 1, 2, 4, 8, 16, 32, 64, 128, 256)))
     big = rng.random() < 0.4
     anyfan = rng.random() < 0.2
     fans = ([[1, 1], [1, log_size(rng, 12 if big else 4)], [log_size(rng, 14 if big else 4), 1]] if not anyfan else

@@ -10,6 +10,10 @@ ARCH = {"name": "three-level", "levels": [
     {"name": "DRAM", "capacity_bytes": None, "fanout": [1, 1], "read_pj_per_byte": 100.0, "write_pj_per_byte": 100.0}]}
 GOOD = {"levels": [{"temporal": [["K", 2]]}, {"temporal": [["M", 2]], "spatial_x": [["M", 2]]},
                    {"temporal": [["N", 2]]}]}
+# the worked examples of the M4 and M5 specs on a four-column array: four cycles on every column,
+# or eight cycles on two columns for less energy
+FAST = {"levels": [{"temporal": [["K", 2]]}, {"spatial_x": [["M", 4]]}, {"temporal": [["N", 2]]}]}
+LEAN = {"levels": [{"temporal": [["N", 2]]}, {"spatial_x": [["K", 2]]}, {"temporal": [["M", 4]]}]}
 
 
 class Report:

@@ -17,11 +17,9 @@ from grader.grading.scoring import Verdict
 from grader.packs import vectors
 from grader.packs.problems import Catalog
 
-from mapper_cases import ARCH, GOOD, WORK, Report
+from mapper_cases import ARCH, FAST, GOOD, LEAN, WORK, Report
 
 IDS = ("cap-energy-under-latency", "cap-cycles-under-energy", "cap-chain-energy-latency")
-FAST = {"levels": [{"temporal": [["K", 2]]}, {"spatial_x": [["M", 4]]}, {"temporal": [["N", 2]]}]}
-LEAN = {"levels": [{"temporal": [["N", 2]]}, {"spatial_x": [["K", 2]]}, {"temporal": [["M", 4]]}]}
 
 
 @pytest.fixture(scope="module")

@@ -20,11 +20,9 @@ from grader.grading.scoring import Verdict
 from grader.packs import vectors
 from grader.packs.problems import Catalog
 
-from mapper_cases import ARCH, WORK, Report
+from mapper_cases import ARCH, FAST, LEAN, WORK, Report
 
 IDS = ("pipe-chain-edp", "pipe-chain-energy-under-interval")
-FAST = {"levels": [{"temporal": [["K", 2]]}, {"spatial_x": [["M", 4]]}, {"temporal": [["N", 2]]}]}
-LEAN = {"levels": [{"temporal": [["N", 2]]}, {"spatial_x": [["K", 2]]}, {"temporal": [["M", 4]]}]}
 TWO = [WORK, dict(WORK, name="fc1")]
 
 

@@ -170,6 +170,16 @@ def test_engine_restart_mid_run_is_infrastructure_retried_never_counted(second_e
 # orphans, Ctrl-C, operator kills (on the main engine, by label)
 # ------------------------------------------------------------------------------------------
 
+def process_state(pid: int) -> str:
+    """The state letter of a process (``Z`` for a zombie: exited, not reaped), "" when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return ""
+    return data[data.rindex(b")") + 2:].split()[0].decode()
+
+
 def managed(client, run_id: str) -> list[dict]:
     return client.containers(all=True, filters={"label": f"perfgrade.run={run_id}"})
 
@@ -191,8 +201,14 @@ def test_orphans_of_a_killed_grader_are_swept_at_next_start_and_nothing_else(doc
                               "--name", run_id, "--quiet"])
             wait_for(lambda: len(managed(docker_api, run_id)) >= 2, 60, "two running sandbox containers")
             proc.send_signal(signal.SIGKILL)
+            # Not reaped yet: until proc.wait() the killed grader is a zombie whose pid still exists,
+            # so a grader starting meanwhile (the other test worker's sweeps orphans at its start)
+            # does not take these containers for orphans, and what the kill left is seen as it is.
+            wait_for(lambda: process_state(proc.pid) == "Z", 30, "the killed grader to exit")
+            left = managed(docker_api, run_id)
+            assert len(left) >= 2, "a SIGKILLed grader leaves its containers behind"
+            assert {c["Labels"][LABEL_OWNER].rsplit(":", 2)[1] for c in left} == {str(proc.pid)}  # the killed one's
             proc.wait(timeout=30)
-        assert len(managed(docker_api, run_id)) >= 2, "a SIGKILLed grader leaves its containers behind"
         out = subprocess.run([sys.executable, "-m", "grader", "sandbox", "sweep"], cwd=ROOT, capture_output=True,
                              text=True, timeout=120)
         assert out.returncode == 0, out.stderr

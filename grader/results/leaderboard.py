@@ -107,7 +107,7 @@ def _rank_key(row: dict[str, Any], by_score: bool) -> tuple:
         first, then = (scored, passed) if by_score else (passed, scored)
         return (0, *neg(first), *neg(then), *neg((row["qa"] or {}).get("accuracy")), row["index"])
     return (1, *neg((row["qa"] or {}).get("accuracy")), *neg((row["qa_search"] or {}).get("score")),
-            (False, 0.0), (False, 0.0), row["index"])
+            False, 0.0, row["index"])
 
 
 def _cell(group: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -282,6 +282,17 @@ def local_search(prob, starts=12, kicks=300, seed=0, budget=10000000):
     return best
 
 
+def deep_search(prob, seeds=8, **kw):
+    """The best of ``seeds`` independent local searches (seeds 0 to ``seeds`` - 1): on deep
+    hierarchies one run's climbs and kicks end in different basins from one seed to the next."""
+    best = (math.inf, None, None)
+    for seed in range(seeds):
+        found = local_search(prob, seed=seed, **kw)
+        if found[0] < best[0] * (1 - 1e-12):
+            best = found
+    return best
+
+
 def random_search(prob, samples=60, seed=0, draws=3000):
     """Random points until ``samples`` of them fit (or ``draws`` were drawn); the best kept."""
     rng = random.Random(seed)
@@ -318,7 +329,7 @@ def greedy_search(prob):
         f = step
 
 
-def search(workload, architecture, holds, objective):
+def search(workload, architecture, holds, objective, seeds=1, kicks=300):
     prob = Problem(workload, architecture, holds, objective)
     how = FLAGS.get("search", "local")
     if how == "random":
@@ -326,5 +337,5 @@ def search(workload, architecture, holds, objective):
     elif how == "greedy":
         _, f, order = greedy_search(prob)
     else:
-        _, f, order = local_search(prob)
+        _, f, order = deep_search(prob, seeds, kicks=kicks)
     return prob.mapping(f, order)

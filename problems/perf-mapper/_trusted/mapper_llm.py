@@ -6,6 +6,9 @@ accelerator (``tpu-like``: a weight register per MAC, a unified buffer with sepa
 accumulator partitions fanning out to a 128 x 128 array, DRAM; ``nvdla-like``: a weight register per
 MAC, an accumulator per output lane fanning out to its atomic-C MACs, a convolution buffer fanning
 out to the atomic-K lanes, DRAM) and ``holds``: the tensors each level keeps (the others bypass it).
+The same machinery serves M1's five-level problems: a real pointwise convolution as a GEMM on the
+``simba-like`` accelerator (weight registers, PE weight/accumulation and input buffers fanning out
+along Y, a global buffer bypassed by the weights fanning out along X, DRAM).
 
 * :func:`check` -> the mapping's first broken rule, or None (never an exception);
 * :func:`evaluate_energy`, :func:`evaluate_edp` -> the evaluators: validity with its reason, the
@@ -15,6 +18,8 @@ out to the atomic-K lanes, DRAM) and ``holds``: the tensors each level keeps (th
   mappings) are searched by the bundled mapper's local search (``_kit/llm_mapper.py``: best
   improvement over factor moves and loop swaps, from the all-at-DRAM point and seeded random ones,
   then the best point kicked and climbed again): ``proven`` false, the best value that search finds;
+  :func:`search_energy_deep`, :func:`search_edp_deep` (the five-level Simba-like problems) keep the
+  best of ``DEEP_SEEDS`` such searches with different seeds (``DEEP_KICKS`` kicks each);
 * :func:`enumerate_space` -> every mapping of the space one by one (small instances only);
 * :func:`space_size` -> an estimate of the number of valid mappings (the README's figures);
 * :func:`gen_llm_mapping` -> the instance generator.
@@ -43,7 +48,8 @@ from .mapper import MAX_BYTES
 KIT = Path(__file__).resolve().parent.parent / "_kit" / "llm_mapper.py"
 EXHAUSTIVE_LIMIT = 20_000  # factor choices up to which the reference enumerates the whole space
 HOLDS = {"tpu-like": (("W",), ("I", "O"), ("I", "W", "O")),
-         "nvdla-like": (("W",), ("O",), ("I", "W"), ("I", "W", "O"))}
+         "nvdla-like": (("W",), ("O",), ("I", "W"), ("I", "W", "O")),
+         "simba-like": (("W",), ("W", "O"), ("I",), ("I", "O"), ("I", "W", "O"))}
 
 
 def _kit(flags: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -212,7 +218,13 @@ def enumerate_space(workload: Mapping[str, Any], architecture: Mapping[str, Any]
         yield prob.mapping(f, order)
 
 
-def _search(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any, objective: str) -> dict[str, Any]:
+# the five-level problems' reference keeps the best of DEEP_SEEDS independent local searches, each
+# with DEEP_KICKS kicks (the bundled solution does the same within the CPU budget)
+DEEP_SEEDS, DEEP_KICKS = 6, 60
+
+
+def _search(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any, objective: str,
+            seeds: int = 1, kicks: int = 300) -> dict[str, Any]:
     prob = _KIT["Problem"](workload, architecture, holds, objective)
     if _split_count(prob) <= EXHAUSTIVE_LIMIT:
         best = (math.inf, None, None)
@@ -222,7 +234,7 @@ def _search(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds:
                 best = (v, f, order)
         proven = True
     else:
-        best = _KIT["local_search"](prob)
+        best = _KIT["deep_search"](prob, seeds, kicks=kicks)
         proven = False
     if best[1] is None or not math.isfinite(best[0]):
         raise ValueError("no valid mapping: the instance is infeasible")
@@ -241,6 +253,17 @@ def search_edp(workload: Mapping[str, Any], architecture: Mapping[str, Any], hol
     return _search(workload, architecture, holds, "edp")
 
 
+def search_energy_deep(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> dict[str, Any]:
+    """The least energy found by the best of ``DEEP_SEEDS`` independent local searches of
+    ``DEEP_KICKS`` kicks each (the five-level problems; exhaustive on small spaces: proven)."""
+    return _search(workload, architecture, holds, "energy", DEEP_SEEDS, DEEP_KICKS)
+
+
+def search_edp_deep(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> dict[str, Any]:
+    """The least energy-delay product found by the best of ``DEEP_SEEDS`` local searches."""
+    return _search(workload, architecture, holds, "edp", DEEP_SEEDS, DEEP_KICKS)
+
+
 # ------------------------------------------------------------------------------------------
 # the instance generator
 # ------------------------------------------------------------------------------------------
@@ -249,7 +272,21 @@ LAYER_GROUPS = {
     "prefill": ("bert-base", "llama-prefill"),
     "decode": ("llama-decode",),
     "attention": ("attention-decode",),
+    "pointwise": ("resnet50", "mobilenetv2-pw"),
 }
+
+
+def _as_gemm(layer: Mapping[str, Any]) -> dict[str, Any]:
+    """A stride-1 1x1 convolution as the matrix product it is: ``M`` the output positions, ``N``
+    the output channels, ``K`` the input channels."""
+    d = layer["dims"]
+    return {"name": layer["name"] + ".as_gemm", "shape": "gemm",
+            "dims": {"M": d["N"] * d["P"] * d["Q"], "N": d["K"], "K": d["C"]}, "bits": dict(layer["bits"])}
+
+
+def _pointwise(name: str) -> bool:
+    w = pm_shapes.layer(name)
+    return w["shape"] == "conv" and w["dims"]["R"] == w["dims"]["S"] == 1 and w["stride"] == [1, 1]
 
 
 def _arch(rng: np.random.Generator, name: str, small: bool) -> dict[str, Any]:
@@ -262,6 +299,23 @@ def _arch(rng: np.random.Generator, name: str, small: bool) -> dict[str, Any]:
         else:
             lv[1]["capacity_bytes"] = {"I": int(rng.choice([1, 2, 4, 8, 24])) * 1024 * 1024 // 8,
                                        "O": int(rng.choice([256, 512, 1024, 4096])) * 1024 // 8}
+    elif name == "simba-like":
+        if small:
+            lv[1]["fanout"] = [1, int(rng.integers(1, 3))]
+            lv[1]["capacity_bytes"] = {"W": int(rng.integers(1, 5)), "O": 3 * int(rng.integers(1, 4))}
+            lv[2]["fanout"] = [1, int(rng.integers(1, 3))]
+            lv[2]["capacity_bytes"] = {"I": int(rng.integers(1, 8))}
+            lv[3]["fanout"] = [int(rng.integers(1, 3)), 1]
+            lv[3]["capacity_bytes"] = int(rng.integers(8, 48))
+        else:
+            lv[1]["capacity_bytes"] = {"W": int(rng.choice([2, 4, 8, 16, 32])) * 1024,
+                                       "O": int(rng.choice([96, 192, 384, 768]))}
+            lv[2]["capacity_bytes"] = {"I": int(rng.choice([4, 8, 16, 32, 64])) * 1024}
+            lv[3]["capacity_bytes"] = int(rng.choice([32, 64, 128, 256])) * 1024
+        lv[2]["multiple_buffering"] = int(rng.choice([1, 2]))
+        lv[3]["multiple_buffering"] = int(rng.choice([1, 2]))
+        if small:  # the all-at-DRAM mapping fits: one input element, double-buffered or not
+            lv[2]["capacity_bytes"]["I"] = max(lv[2]["capacity_bytes"]["I"], lv[2]["multiple_buffering"])
     else:
         if small:
             lv[1]["fanout"] = [int(rng.integers(1, 4)), 1]
@@ -281,8 +335,11 @@ def gen_llm_mapping(rng: np.random.Generator, *, layers: str = "prefill", arch: 
 
     ``small``: a tiny layer of the same shape on a tiny array, whose whole space can be enumerated
     one mapping at a time (the brute-force proof)."""
-    names = [n for g in LAYER_GROUPS[layers] for n in pm_shapes.group(g)]
+    names = [n for g in LAYER_GROUPS[layers] for n in pm_shapes.group(g)
+             if layers != "pointwise" or _pointwise(n)]
     work = pm_shapes.layer(str(rng.choice(sorted(names))))
+    if layers == "pointwise":
+        work = _as_gemm(work)
     if small:
         for d in work["dims"]:
             work["dims"][d] = 1
@@ -293,7 +350,8 @@ def gen_llm_mapping(rng: np.random.Generator, *, layers: str = "prefill", arch: 
     return {"workload": work, "architecture": _arch(rng, arch, small), "holds": [list(h) for h in HOLDS[arch]]}
 
 
-REFERENCES = {"mapper_llm.search_energy": search_energy, "mapper_llm.search_edp": search_edp}
+REFERENCES = {"mapper_llm.search_energy": search_energy, "mapper_llm.search_edp": search_edp,
+              "mapper_llm.search_energy_deep": search_energy_deep, "mapper_llm.search_edp_deep": search_edp_deep}
 GENERATORS = {"mapper_llm.llm_mapping": gen_llm_mapping}
 EVALUATORS = {"mapper_llm.evaluate_energy": evaluate_energy, "mapper_llm.evaluate_edp": evaluate_edp}
 SPACES = {"mapper_llm.enumerate_space": enumerate_space}

@@ -304,6 +304,20 @@ def cuts(n: int) -> Iterator[list[tuple[int, int]]]:
             yield [(edges[i], edges[i + 1] - 1) for i in range(k + 1)]
 
 
+def _conv_grid(chain: Mapping[str, Any], arch: Mapping[str, Any], a: int, b: int) -> dict[str, Any]:
+    """:func:`conv_group` of conv group a..b for every tile at once (arrays over rows x columns)."""
+    n0, n1 = tile_bounds(chain, b)
+    layers = chain["layers"][a:b + 1]
+    rows = [axis_stats(layers, 0, t) for t in range(1, n0 + 1)]
+    cols = [axis_stats(layers, 1, t) for t in range(1, n1 + 1)]
+    k = b - a + 1
+    R = [np.asarray([r[x] for r in rows], dtype=np.int64).T.reshape(k, n0, 1) for x in range(2)]
+    C = [np.asarray([c[x] for c in cols], dtype=np.int64).T.reshape(k, 1, n1) for x in range(2)]
+    tp = np.arange(1, n0 + 1, dtype=np.int64).reshape(n0, 1)
+    tq = np.arange(1, n1 + 1, dtype=np.int64).reshape(1, n1)
+    return conv_group(chain, arch, a, b, (list(R[0]), list(R[1]), None), (list(C[0]), list(C[1]), None), tp, tq)
+
+
 def _best_group(chain: Mapping[str, Any], arch: Mapping[str, Any], a: int, b: int,
                 objective: str) -> tuple[float, int, int] | None:
     """The least objective of group a..b over every tile that fits, with that tile (first in
@@ -320,15 +334,7 @@ def _best_group(chain: Mapping[str, Any], arch: Mapping[str, Any], a: int, b: in
             if c["room"][i] <= cap and (best is None or v[i] < best[0]):
                 best = (int(v[i]), t0, i + 1)
         return best
-    layers = chain["layers"][a:b + 1]
-    rows = [axis_stats(layers, 0, t) for t in range(1, n0 + 1)]
-    cols = [axis_stats(layers, 1, t) for t in range(1, n1 + 1)]
-    k = b - a + 1
-    R = [np.asarray([r[x] for r in rows], dtype=np.int64).T.reshape(k, n0, 1) for x in range(2)]
-    C = [np.asarray([c[x] for c in cols], dtype=np.int64).T.reshape(k, 1, n1) for x in range(2)]
-    tp = np.arange(1, n0 + 1, dtype=np.int64).reshape(n0, 1)
-    tq = np.arange(1, n1 + 1, dtype=np.int64).reshape(1, n1)
-    c = conv_group(chain, arch, a, b, (list(R[0]), list(R[1]), None), (list(C[0]), list(C[1]), None), tp, tq)
+    c = _conv_grid(chain, arch, a, b)
     if objective != "traffic":
         raise ValueError("conv chains are searched for DRAM traffic only")
     v = np.broadcast_to(c["dram_bytes"], (n0, n1))
@@ -400,6 +406,25 @@ def space_size(chain: Mapping[str, Any]) -> int:
     for groups in cuts(len(chain["layers"])):
         total += math.prod(math.prod(tile_bounds(chain, b)) for _, b in groups)
     return total
+
+
+def valid_space_size(chain: Mapping[str, Any], architecture: Mapping[str, Any]) -> int:
+    """How many mappings the rules allow whose every group fits the GLB: the valid ones, counted
+    exactly (every tile of every group judged at once, then the cuts combined)."""
+    cap = int(architecture["levels"][0]["capacity_bytes"])
+    n = len(chain["layers"])
+    fits = {}
+    for a in range(n):
+        for b in range(a, n):
+            n0, n1 = tile_bounds(chain, b)
+            if _is_gemm(chain):
+                t1 = np.arange(1, n1 + 1, dtype=np.int64)
+                fits[a, b] = sum(int(np.count_nonzero(gemm_group(chain, architecture, a, b, t0, t1)["room"] <= cap))
+                                 for t0 in range(1, n0 + 1))
+            else:
+                room = np.broadcast_to(_conv_grid(chain, architecture, a, b)["room"], (n0, n1))
+                fits[a, b] = int(np.count_nonzero(room <= cap))
+    return sum(math.prod(fits[g] for g in groups) for groups in cuts(n))
 
 
 # ------------------------------------------------------------------------------------------

@@ -29,6 +29,20 @@ def test_readme_lists_every_problem():
         assert p.data.scoring is not None
 
 
+# the words a title or summary uses for each objective; an EDP problem is never "least-energy"
+OBJECTIVE_WORDS = {"energy": ("energy",), "edp": ("energy-delay product", "energy x interval", "energy times the interval"),
+                   "cycles": ("cycles", "latency"), "traffic": ("traffic",)}
+
+
+@pytest.mark.parametrize("problem", PACK.problems, ids=lambda p: p.id)
+def test_title_and_summary_name_the_objective(problem):
+    words = OBJECTIVE_WORDS[problem.data.scoring.objective]
+    for text in (problem.data.title, problem.data.summary):
+        assert any(w in text for w in words), (problem.id, text)
+        if problem.data.scoring.objective != "energy":
+            assert "least-energy" not in text and "least data-movement energy" not in text, (problem.id, text)
+
+
 def _mean_score(problem, source: str) -> float:
     ns: dict = {}
     exec(compile(source, problem.qualified_id, "exec"), ns)  # the pack's own bundled baseline, on the host

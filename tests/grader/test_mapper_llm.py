@@ -144,18 +144,38 @@ def test_real_instances_are_searched_not_enumerated(problems, llm):
     assert problem.evaluator_fn(json.loads(rec["mapping"]), *args)["objective"] == rec["best"]
 
 
-@pytest.mark.parametrize("pid", ["pointwise-energy-simba", "pointwise-edp-simba"])
-def test_the_simba_problems_hidden_spaces_are_beyond_enumeration(problems, llm, pid):
-    """Every hidden instance of the five-level problems has at least 10^10 factor choices and,
-    after the fanouts and capacities, 5 x 10^8 valid mappings or more (the estimate; the README
-    gives each), and its best known value is the documented search's."""
+@pytest.mark.parametrize("pid", ["pointwise-energy-simba", "pointwise-edp-simba", "llm-attention-edp-nvdla"])
+def test_hidden_spaces_hold_ten_billion_valid_mappings(problems, llm, pid):
+    """Every hidden and shown instance of these problems holds at least the generator's
+    ``min_valid`` (10^10 or more) valid mappings by the estimate the README gives, is of the shapes
+    its spec states, and its best known value is the documented search's."""
     from grader.packs import vectors
 
     problem = problems[pid]
-    for v in vectors.load(problem).hidden:
-        assert llm._split_count(llm._KIT["Problem"](*v.args, "energy")) >= 1e10, v.args[0]["name"]
-        assert llm.space_size(*v.args) >= 5e8, v.args[0]["name"]
+    floor = problem.data.generator.options["min_valid"]
+    assert floor >= 1e10
+    vs = vectors.load(problem)
+    for v in vs.hidden + vs.visible:
+        name, dims = v.args[0]["name"], v.args[0]["dims"]
+        assert llm.space_size(*v.args) >= floor, name
+        if pid.startswith("pointwise"):
+            assert 196 <= dims["M"] <= 12544 and 16 <= min(dims["N"], dims["K"]) <= max(dims["N"], dims["K"]) <= 1024
+        else:
+            assert dims["B"] in (8, 16) and (dims["G"], dims["H"], dims["M"]) == (8, 4, 1), name
         assert v.expected["proven"] is False
+
+
+def test_an_instance_below_the_floor_is_drawn_again(llm, monkeypatch):
+    """``min_valid`` draws again until the estimate reaches it (single-sequence decode attention
+    holds about 10^9 valid mappings, the batched products 10^11), and says so when it cannot."""
+    rng = lambda: np.random.default_rng([7, 0])  # noqa: E731 (its first draw is a single sequence)
+    first = llm.gen_llm_mapping(rng(), layers="attention", arch="nvdla-like")
+    assert first["workload"]["dims"]["B"] == 1 and llm.space_size(**first) < 1e10
+    got = llm.gen_llm_mapping(rng(), layers="attention", arch="nvdla-like", min_valid=1.5e10)
+    assert got["workload"]["dims"]["B"] >= 8 and llm.space_size(**got) >= 1.5e10
+    monkeypatch.setattr(llm, "MIN_VALID_TRIES", 3)
+    with pytest.raises(ValueError, match=r"no prefill layer on tpu-like drawn in 3 tries has 1.0e\+10 valid mappings"):
+        llm.gen_llm_mapping(rng(), layers="prefill", arch="tpu-like", min_valid=1e10)
 
 
 @pytest.mark.docker

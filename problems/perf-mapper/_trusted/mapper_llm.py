@@ -32,6 +32,7 @@ multiplies it by the cycles (temporal steps).
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
@@ -276,6 +277,27 @@ LAYER_GROUPS = {
 }
 
 
+def _batched_attention() -> dict[str, dict[str, Any]]:
+    """Llama-3-8B decode attention for 8 or 16 sequences at once, the products ``pm_shapes`` lacks
+    (it has the scores of 8): the same ``bmm`` shape, batch ``B``, 8 key/value heads of 4 query
+    heads each, one query token, head dim 128, KV caches of 1024 to 8192 tokens."""
+    bits = dict(pm_shapes.layer("llama3-8b.decode.batch8.ctx1024.scores")["bits"])
+    out = {}
+    for ctx in (1024, 4096, 8192):
+        for b, what, n, k in ((8, "context", 128, ctx), (16, "scores", ctx, 128), (16, "context", 128, ctx)):
+            name = f"llama3-8b.decode.batch{b}.ctx{ctx}.{what}"
+            out[name] = {"name": name, "shape": "bmm", "dims": {"B": b, "G": 8, "H": 4, "M": 1, "N": n, "K": k},
+                         "bits": dict(bits)}
+    return out
+
+
+BATCHED_ATTENTION = _batched_attention()
+
+
+def _layer(name: str) -> dict[str, Any]:
+    return copy.deepcopy(BATCHED_ATTENTION[name]) if name in BATCHED_ATTENTION else pm_shapes.layer(name)
+
+
 def _as_gemm(layer: Mapping[str, Any]) -> dict[str, Any]:
     """A stride-1 1x1 convolution as the matrix product it is: ``M`` the output positions, ``N``
     the output channels, ``K`` the input channels."""
@@ -328,16 +350,35 @@ def _arch(rng: np.random.Generator, name: str, small: bool) -> dict[str, Any]:
     return arch
 
 
+MIN_VALID_TRIES = 200
+
+
 def gen_llm_mapping(rng: np.random.Generator, *, layers: str = "prefill", arch: str = "tpu-like",
-                    small: bool = False) -> dict[str, Any]:
+                    small: bool = False, min_valid: float = 0.0) -> dict[str, Any]:
     """One real LLM layer (``layers``: prefill projections, decode projections or attention against
     a KV cache) on the named accelerator with sampled buffer sizes, and what each level holds.
 
     ``small``: a tiny layer of the same shape on a tiny array, whose whole space can be enumerated
-    one mapping at a time (the brute-force proof)."""
+    one mapping at a time (the brute-force proof). ``min_valid``: a real instance whose space holds
+    fewer valid mappings than this (``space_size``'s estimate) is drawn again, so every instance is
+    beyond enumeration."""
+    for _ in range(1 if small or not min_valid else MIN_VALID_TRIES):
+        drawn = _draw_llm(rng, layers, arch, small)
+        if small or not min_valid:
+            return drawn
+        # a quick estimate first: most instances drawn again are far below (an M of 49 splits few ways)
+        if space_size(**drawn, samples=50) >= min_valid / 4 and space_size(**drawn) >= min_valid:
+            return drawn
+    raise ValueError(f"no {layers} layer on {arch} drawn in {MIN_VALID_TRIES} tries has {min_valid:.1e} "
+                     "valid mappings: lower min_valid")
+
+
+def _draw_llm(rng: np.random.Generator, layers: str, arch: str, small: bool) -> dict[str, Any]:
     names = [n for g in LAYER_GROUPS[layers] for n in pm_shapes.group(g)
              if layers != "pointwise" or _pointwise(n)]
-    work = pm_shapes.layer(str(rng.choice(sorted(names))))
+    if layers == "attention":
+        names += list(BATCHED_ATTENTION)
+    work = _layer(str(rng.choice(sorted(names))))
     if layers == "pointwise":
         work = _as_gemm(work)
     if small:

@@ -362,10 +362,10 @@ def gen_llm_mapping(rng: np.random.Generator, *, layers: str = "prefill", arch: 
     one mapping at a time (the brute-force proof). ``min_valid``: a real instance whose space holds
     fewer valid mappings than this (``space_size``'s estimate) is drawn again, so every instance is
     beyond enumeration."""
-    for _ in range(1 if small or not min_valid else MIN_VALID_TRIES):
+    if small or not min_valid:
+        return _draw_llm(rng, layers, arch, small)
+    for _ in range(MIN_VALID_TRIES):
         drawn = _draw_llm(rng, layers, arch, small)
-        if small or not min_valid:
-            return drawn
         # a quick estimate first: most instances drawn again are far below (an M of 49 splits few ways)
         if space_size(**drawn, samples=50) >= min_valid / 4 and space_size(**drawn) >= min_valid:
             return drawn

@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/stress_verdicts.py --json out.json
 
 Three candidates, each graded ``--repeat`` times through the real sandbox and the real scorer
-(the tiny test problem, the hostile corpus's tight limits: 0.5 s of CPU per vector, 256 MB):
+(the tiny test problem, the hostile corpus's tight limits: 1 s of CPU per vector, 256 MB):
 
 * ``memory-bomb``: 32 MB blocks until the memory runs out (must be ``memory_limit``);
 * ``slow-allocator``: 1 MB at a time with a little work between (must be ``memory_limit``);
@@ -40,7 +40,7 @@ from sandbox.models import Case, ExecResult, Job, Limits  # noqa: E402
 from sandbox.runner import Sandbox  # noqa: E402
 from sandbox.runtimes import require_runtime  # noqa: E402
 
-LIMITS = Limits(case_cpu_s=0.5, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
+LIMITS = Limits(case_cpu_s=1.0, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
 CANDIDATES = {
     "memory-bomb": ("memory_limit",
                     "def double(x):\n    hog = []\n    while True:\n        hog.append(bytearray(32 << 20))\n"),

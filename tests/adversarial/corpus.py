@@ -13,8 +13,11 @@ from pathlib import Path
 
 from sandbox.models import Limits
 
-# tight limits so that the resource attacks end quickly
-LIMITS = Limits(case_cpu_s=0.5, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
+# tight limits so that the resource attacks end quickly. The CPU budget is about twice what a
+# memory bomb needs to fill 256 MB under gVisor, where the Sentry's page faults count as the
+# container's CPU time (0.3-0.45 s for 224 MB in 32 MB blocks, measured on 2 cores; 0.15-0.2 s
+# under runc): at 0.5 s the bomb raced the budget and came out `timeout` beside a busy torch job
+LIMITS = Limits(case_cpu_s=1.0, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
 
 
 TINY = "tiny-pack/sound"
@@ -195,14 +198,17 @@ def double(x):
     while True:
         hog.append(bytearray(32 << 20))'''),
     H("infinite-recursion", "resources", "runtime_error", 'def double(x):\n    return double(x)'),
-    # every frame holds 16 KiB, so the memory limit comes long before the CPU budget whatever the
-    # runtime's speed (thin frames fill 256 MB in about the 0.5 s of CPU allowed: a race)
-    H("deep-recursion-raised-limit", "resources", {"crashed", "memory_limit"}, '''
+    # ten times deeper than Python's default limit, then every frame holds 16 MB, so the memory
+    # limit comes long before the CPU budget under both runtimes, alone or with every core busy.
+    # Filling 256 MB in small blocks races the CPU budget: under gVisor the Sentry's page faults
+    # are the container's CPU time, and 16 KiB frames got `timeout` there (at 0.5 s of CPU, with
+    # 150-215 MB in use) on a quiet machine too
+    H("deep-recursion-raised-limit", "resources", "memory_limit", '''
 import sys
 sys.setrecursionlimit(10 ** 7)
 def double(x):
     def r(n, frame):
-        return r(n + 1, bytearray(1 << 14)) + 1
+        return r(n + 1, bytearray(16 << 20) if n >= 10_000 else None) + 1
     return r(0, None)'''),
     H("disk-fill", "resources", "runtime_error", '''
 def double(x):

@@ -26,7 +26,7 @@ from sandbox.models import Limits
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 # the hostile corpus's tight limits (tests/adversarial/corpus.py)
-LIMITS = Limits(case_cpu_s=0.5, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
+LIMITS = Limits(case_cpu_s=1.0, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
 BOMB = "def double(x):\n    hog = []\n    while True:\n        hog.append(bytearray(32 << 20))\n"
 BUSY = "def double(x):\n    while True:\n        pass\n"
 CORRECT = 'def double(x):\n    return {"y": 2 * x, "half": x / 2}\n'

@@ -41,7 +41,7 @@ from ..packs.domain import DomainEvalError, evaluate
 from ..errors import PackError
 from ..packs.problems import DeclaredModule, PartialModel, Problem, Variant
 from ..packs.sampling import DomainSample, Draw, features, tag_vectors
-from ..packs.vectors import Vector, write_atomic
+from ..packs.vectors import Vector, building, write_atomic
 from ..settings import cache_dir
 from .hostrun import CHILD, HostRunError, run_on_host
 from .scoring import compare_output, summarize_inputs
@@ -338,17 +338,26 @@ def adequacy(problem: Problem, hidden: tuple[Vector, ...], sample: DomainSample,
             blank.error = str(exc)
             return blank
         paths = [cache_dir() / "adequacy" / f"{key}.json" for key in keys]
-        for path in paths:
-            found = cached(path)
-            if found is not None:
-                try:
-                    return ModelResult(**{**found, "name": blank.name, "kind": blank.kind, "says": blank.says})
-                except TypeError:
-                    pass
-        result = (_judge if exhaustive else _decide)(problem, module, accepted, hidden, limits)
-        if use_cache and result.error is None:
-            write_atomic(paths[-1], json.dumps(asdict(result)))
-        return result
+
+        def known() -> ModelResult | None:
+            for path in paths:
+                found = cached(path)
+                if found is not None:
+                    try:
+                        return ModelResult(**{**found, "name": blank.name, "kind": blank.kind, "says": blank.says})
+                    except TypeError:
+                        pass
+            return None
+
+        if (found := known()) is not None or not use_cache:
+            return found or (_judge if exhaustive else _decide)(problem, module, accepted, hidden, limits)
+        with building(paths[-1]):  # another process judging the same model: wait for it, then read it
+            if (found := known()) is not None:
+                return found
+            result = (_judge if exhaustive else _decide)(problem, module, accepted, hidden, limits)
+            if result.error is None:
+                write_atomic(paths[-1], json.dumps(asdict(result)))
+            return result
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, modules))

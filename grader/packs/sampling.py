@@ -27,6 +27,7 @@ import json
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,7 @@ from ..settings import cache_dir
 from .bundle import canonical_module, source_closure
 from .domain import DomainEvalError, evaluate, violations
 from .problems import Problem
-from .vectors import Vector, answer_range, check_expected, plain, write_atomic
+from .vectors import Vector, answer_range, building, check_expected, plain, write_atomic
 
 SAMPLE_FORMAT = 1
 INT31 = 2 ** 31
@@ -208,14 +209,30 @@ def draw_sample(problem: Problem, *, use_cache: bool = True) -> DomainSample:
     key = sample_key(problem)
     seed = sampler_seed(problem)
     path = cache_dir() / "domain" / f"{key}.json"
-    if use_cache and path.is_file():
-        try:
-            data = json.loads(path.read_text())
-            if data.get("format") == SAMPLE_FORMAT and data.get("key") == key:
-                return DomainSample(key, seed, tuple(Draw(d[0], d[1], d[2], d[3], tuple(d[4]), tuple(d[5]))
-                                                     for d in data["draws"]))
-        except (ValueError, KeyError, TypeError, IndexError, OSError):
-            pass  # a damaged cache entry is recomputed
+    if not use_cache:
+        return _draw_all(problem, key, seed, path, use_cache)
+    if (cached := _read_sample(path, key, seed)) is not None:
+        return cached
+    with building(path):  # another process drawing the same sample: wait for it, then read it
+        if (cached := _read_sample(path, key, seed)) is not None:
+            return cached
+        return _draw_all(problem, key, seed, path, use_cache)
+
+
+def _read_sample(path: Path, key: str, seed: int) -> DomainSample | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        if data.get("format") == SAMPLE_FORMAT and data.get("key") == key:
+            return DomainSample(key, seed, tuple(Draw(d[0], d[1], d[2], d[3], tuple(d[4]), tuple(d[5]))
+                                                 for d in data["draws"]))
+    except (ValueError, KeyError, TypeError, IndexError, OSError):
+        pass  # a damaged cache entry is recomputed
+    return None
+
+
+def _draw_all(problem: Problem, key: str, seed: int, path: Path, use_cache: bool) -> DomainSample:
     count = problem.data.sampler.count
     width = len(str(count - 1))
     draws = tuple(_draw_one(problem, np.random.default_rng([seed, i]), f"d{i:0{width}d}") for i in range(count))

@@ -21,11 +21,14 @@ release. Vectors of a seed are cached under the content hash and the seed.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import math
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -363,6 +366,16 @@ def load(problem: Problem, *, use_cache: bool = True, instance_seed: int | None 
         cached = _read_cache(path, problem, instance_seed)
         if cached is not None:
             return cached
+    if not use_cache:
+        return _build(problem, instance_seed, use_cache)
+    with building(path):  # another process building the same vectors: wait for them, then read them
+        if path.is_file() and (cached := _read_cache(path, problem, instance_seed)) is not None:
+            return cached
+        return _build(problem, instance_seed, use_cache)
+
+
+def _build(problem: Problem, instance_seed: int | None, use_cache: bool) -> VectorSet:
+    path = _cache_path(problem, instance_seed)
     if instance_seed is None:
         hidden = generate_hidden(problem)
         visible = generate(problem, "visible", exclude=hidden_inputs(hidden))
@@ -384,6 +397,21 @@ def load(problem: Problem, *, use_cache: bool = True, instance_seed: int | None 
             }, separators=(",", ":"), allow_nan=False),
         )
     return vs
+
+
+@contextmanager
+def building(path: Path) -> Iterator[None]:
+    """Held while this process builds the cache entry ``path``: another process (an xdist worker, a
+    second eval, a Ray worker on this machine) that wants the same entry waits, then reads what was
+    written instead of building it again. An exclusive lock on ``<path>.lock``; the kernel
+    releases it when the holder dies, so an interrupted build never blocks the next one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f"{path.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -67,3 +67,41 @@ def test_reference_errors_name_the_vector(tiny_catalog, monkeypatch):
     monkeypatch.setitem(refs, "tiny_testing.double", lambda x: {"y": 2, "half": float("nan")})
     with pytest.raises(ReferenceError_, match="non-finite"):
         vectors.generate(p, "hidden")
+
+
+BUILD_ONCE = """
+import sys, time
+from pathlib import Path
+from grader.packs import vectors
+from grader.packs.problems import load_pack
+counter = Path(sys.argv[2])
+made = vectors.generate_hidden
+def slow(problem, **kw):
+    with counter.open("a") as f:
+        f.write("built\\n")
+    time.sleep(1.5)  # long enough for the other process to ask for the same entry meanwhile
+    return made(problem, **kw)
+vectors.generate_hidden = slow
+p = next(q for q in load_pack(Path(sys.argv[1])).problems if q.id == "sound")
+print(vectors.load(p).hidden[0].args)
+"""
+
+
+def test_two_processes_build_one_cache_entry_once(tmp_path):
+    """Processes sharing a cache (xdist workers, two evals, Ray workers on one machine) that want
+    the same vectors at once build them once: the second waits for the first and reads its file."""
+    import os
+    import subprocess
+    import sys
+
+    from support import TINY_PACK
+
+    env = {**os.environ, "PERFGRADE_CACHE": str(tmp_path / "cache")}
+    counter = tmp_path / "builds.txt"
+    root = str(__import__("pathlib").Path(__file__).resolve().parents[2])
+    procs = [subprocess.Popen([sys.executable, "-c", BUILD_ONCE, str(TINY_PACK), str(counter)], cwd=root, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]
+    assert outs[0][0] == outs[1][0] and outs[0][0].strip()
+    assert counter.read_text().splitlines() == ["built"]

@@ -40,7 +40,7 @@ from sandbox.models import Case, ExecResult, Job, Limits  # noqa: E402
 from sandbox.runner import Sandbox  # noqa: E402
 from sandbox.runtimes import require_runtime  # noqa: E402
 
-LIMITS = Limits(case_cpu_s=1.0, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
+LIMITS = Limits(case_cpu_s=1.0, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)  # tests/support.py tight_limits()
 CANDIDATES = {
     "memory-bomb": ("memory_limit",
                     "def double(x):\n    hog = []\n    while True:\n        hog.append(bytearray(32 << 20))\n"),

@@ -11,13 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.models import Limits
+from support import tight_limits
 
-# tight limits so that the resource attacks end quickly. The CPU budget is about twice what a
-# memory bomb needs to fill 256 MB under gVisor, where the Sentry's page faults count as the
-# container's CPU time (0.3-0.45 s for 224 MB in 32 MB blocks, measured on 2 cores; 0.15-0.2 s
-# under runc): at 0.5 s the bomb raced the budget and came out `timeout` beside a busy torch job
-LIMITS = Limits(case_cpu_s=1.0, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
+LIMITS = tight_limits()  # so that the resource attacks end quickly
 
 
 TINY = "tiny-pack/sound"

@@ -21,12 +21,11 @@ import pytest
 
 from grader.grading.execution import grade_batch, grade_source
 from grader.packs import vectors
-from sandbox.models import Limits
+from support import tight_limits
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-# the hostile corpus's tight limits (tests/adversarial/corpus.py)
-LIMITS = Limits(case_cpu_s=1.0, load_cpu_s=1.0, wall_factor=2.0, wall_slack_s=0.5, memory_mb=256)
+LIMITS = tight_limits()  # the hostile corpus's
 BOMB = "def double(x):\n    hog = []\n    while True:\n        hog.append(bytearray(32 << 20))\n"
 BUSY = "def double(x):\n    while True:\n        pass\n"
 CORRECT = 'def double(x):\n    return {"y": 2 * x, "half": x / 2}\n'

@@ -41,7 +41,7 @@ from ..packs.domain import DomainEvalError, evaluate
 from ..errors import PackError
 from ..packs.problems import DeclaredModule, PartialModel, Problem, Variant
 from ..packs.sampling import DomainSample, Draw, features, tag_vectors
-from ..packs.vectors import Vector, building, write_atomic
+from ..packs.vectors import Vector, built_once, write_atomic
 from ..settings import cache_dir
 from .hostrun import CHILD, HostRunError, run_on_host
 from .scoring import compare_output, summarize_inputs
@@ -349,15 +349,13 @@ def adequacy(problem: Problem, hidden: tuple[Vector, ...], sample: DomainSample,
                         pass
             return None
 
-        if (found := known()) is not None or not use_cache:
-            return found or (_judge if exhaustive else _decide)(problem, module, accepted, hidden, limits)
-        with building(paths[-1]):  # another process judging the same model: wait for it, then read it
-            if (found := known()) is not None:
-                return found
+        def judge() -> ModelResult:
             result = (_judge if exhaustive else _decide)(problem, module, accepted, hidden, limits)
-            if result.error is None:
+            if use_cache and result.error is None:
                 write_atomic(paths[-1], json.dumps(asdict(result)))
             return result
+
+        return built_once(paths[-1], known, judge) if use_cache else judge()
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, modules))

@@ -39,7 +39,7 @@ from typing import Any
 from .problems import ChoiceSpec, FieldSpec, Problem
 from .prompt import call_text, domain_lines, example_lines
 from ..settings import cache_dir
-from .vectors import Vector, building, generate, hidden_inputs, load, write_atomic
+from .vectors import Vector, built_once, generate, hidden_inputs, load, write_atomic
 
 QA_PROMPT_VERSION = 2  # 2: the "Inputs satisfy" section, as in code prompts
 LETTERS = "ABCD"
@@ -147,16 +147,14 @@ def _search_pool(problem: Problem, exclude: set[str], count: int, instance_seed:
             pass
         return None
 
-    if (pool := cached()) is not None:
-        return pool
-    with building(path):  # another process searching the same instances: wait for it, then read them
-        if (pool := cached()) is not None:
-            return pool
+    def search() -> list[Vector]:
         pool = list(generate(problem, "qa", exclude=exclude, count=count, instance_seed=instance_seed))
         write_atomic(path, json.dumps({"format": QA_CACHE_FORMAT, "problem": problem.qualified_id,
                                        "problem_hash": problem.content_hash, "instance_seed": instance_seed,
                                        "items": [v.__dict__ for v in pool]}, separators=(",", ":"), allow_nan=False))
         return pool
+
+    return built_once(path, cached, search)
 
 
 def qa_items(problem: Problem, hidden: Sequence[Vector], count: int = 5, *,

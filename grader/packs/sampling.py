@@ -37,7 +37,7 @@ from ..settings import cache_dir
 from .bundle import canonical_module, source_closure
 from .domain import DomainEvalError, evaluate, violations
 from .problems import Problem
-from .vectors import Vector, answer_range, building, check_expected, plain, write_atomic
+from .vectors import Vector, answer_range, built_once, check_expected, plain, write_atomic
 
 SAMPLE_FORMAT = 1
 INT31 = 2 ** 31
@@ -211,12 +211,8 @@ def draw_sample(problem: Problem, *, use_cache: bool = True) -> DomainSample:
     path = cache_dir() / "domain" / f"{key}.json"
     if not use_cache:
         return _draw_all(problem, key, seed, path, use_cache)
-    if (cached := _read_sample(path, key, seed)) is not None:
-        return cached
-    with building(path):  # another process drawing the same sample: wait for it, then read it
-        if (cached := _read_sample(path, key, seed)) is not None:
-            return cached
-        return _draw_all(problem, key, seed, path, use_cache)
+    return built_once(path, lambda: _read_sample(path, key, seed),
+                      lambda: _draw_all(problem, key, seed, path, use_cache))
 
 
 def _read_sample(path: Path, key: str, seed: int) -> DomainSample | None:

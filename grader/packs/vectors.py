@@ -27,11 +27,10 @@ import math
 import json
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -39,6 +38,7 @@ from ..errors import ConfigError, PackError, ReferenceError_
 from .problems import FieldSpec, Problem, TypeSpec
 from ..settings import cache_dir
 
+T = TypeVar("T")
 VECTOR_FORMAT = 1
 RELEASE = "release"  # the instance seed of the release, as the command line and reports spell it
 _SEEDED = ("hidden", "corners", "real", "qa")  # what an instance seed redraws; the visible examples never change
@@ -361,17 +361,11 @@ def load(problem: Problem, *, use_cache: bool = True, instance_seed: int | None 
     ``instance_seed`` None is the release; a seed draws fresh hidden vectors (small and real-size)
     beside the release's visible examples, never coinciding with one of them.
     """
-    path = _cache_path(problem, instance_seed)
-    if use_cache and path.is_file():
-        cached = _read_cache(path, problem, instance_seed)
-        if cached is not None:
-            return cached
     if not use_cache:
         return _build(problem, instance_seed, use_cache)
-    with building(path):  # another process building the same vectors: wait for them, then read them
-        if path.is_file() and (cached := _read_cache(path, problem, instance_seed)) is not None:
-            return cached
-        return _build(problem, instance_seed, use_cache)
+    path = _cache_path(problem, instance_seed)
+    return built_once(path, lambda: _read_cache(path, problem, instance_seed) if path.is_file() else None,
+                      lambda: _build(problem, instance_seed, use_cache))
 
 
 def _build(problem: Problem, instance_seed: int | None, use_cache: bool) -> VectorSet:
@@ -399,17 +393,21 @@ def _build(problem: Problem, instance_seed: int | None, use_cache: bool) -> Vect
     return vs
 
 
-@contextmanager
-def building(path: Path) -> Iterator[None]:
-    """Held while this process builds the cache entry ``path``: another process (an xdist worker, a
-    second eval, a Ray worker on this machine) that wants the same entry waits, then reads what was
-    written instead of building it again. An exclusive lock on ``<path>.lock``; the kernel
-    releases it when the holder dies, so an interrupted build never blocks the next one."""
+def built_once(path: Path, read: Callable[[], T | None], build: Callable[[], T]) -> T:
+    """The cache entry ``path``: what ``read`` finds there, else what ``build`` makes (and writes).
+    Another process (an xdist worker, a second eval, a Ray worker on this machine) that wants the
+    same entry meanwhile waits for this one's build, then reads it instead of building it again:
+    the build holds an exclusive lock on ``<path>.lock``, which the kernel releases when the holder
+    dies, so an interrupted build never blocks the next one."""
+    if (found := read()) is not None:
+        return found
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.parent / f"{path.name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            yield
+            if (found := read()) is not None:
+                return found
+            return build()
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 

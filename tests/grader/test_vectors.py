@@ -94,12 +94,11 @@ def test_two_processes_build_one_cache_entry_once(tmp_path):
     import subprocess
     import sys
 
-    from support import TINY_PACK
+    from support import ROOT, TINY_PACK
 
     env = {**os.environ, "PERFGRADE_CACHE": str(tmp_path / "cache")}
     counter = tmp_path / "builds.txt"
-    root = str(__import__("pathlib").Path(__file__).resolve().parents[2])
-    procs = [subprocess.Popen([sys.executable, "-c", BUILD_ONCE, str(TINY_PACK), str(counter)], cwd=root, env=env,
+    procs = [subprocess.Popen([sys.executable, "-c", BUILD_ONCE, str(TINY_PACK), str(counter)], cwd=ROOT, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in outs]

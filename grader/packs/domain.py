@@ -8,9 +8,9 @@ A problem states, in ``problem.toml``, what every input it is tested on satisfie
 
 The prompt shows both; ``problems validate`` proves every hidden and visible input satisfies every
 rule. A rule is one Python *expression*, parsed with :mod:`ast` and checked against a whitelist at
-load time, then evaluated by the small interpreter below over the plain JSON arguments. Nothing is
-ever passed to ``eval``, no attribute of a Python object is ever read, and no function outside the
-list below can be called. The language:
+load time, then compiled once into a tree of small closures (below) that evaluate it over the plain
+JSON arguments. Nothing is ever passed to ``eval``, no attribute of a Python object is ever read,
+and no function outside the list below can be called. The language:
 
 ==============  ==============================================================================
 names           a parameter of the signature (``layer``, ``levels``...) or a variable bound by a
@@ -49,9 +49,9 @@ input), both ``ValueError`` subclasses.
 from __future__ import annotations
 
 import ast
-import functools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -207,7 +207,7 @@ def _targets(target: ast.AST) -> frozenset[str]:
 
 
 # ------------------------------------------------------------------------------------------
-# evaluation: a tree-walking interpreter over plain JSON values
+# evaluation: each rule compiled once into a tree of closures over plain JSON values
 # ------------------------------------------------------------------------------------------
 
 def evaluate(rule: Rule | str, env: Mapping[str, Any]) -> bool:
@@ -216,9 +216,9 @@ def evaluate(rule: Rule | str, env: Mapping[str, Any]) -> bool:
     Returns True or False; raises DomainEvalError when the rule cannot be evaluated."""
     if isinstance(rule, str):
         rule = parse_rule(rule)
-    ev = _Evaluator(env)
+    ctx = _Ctx(env)
     try:
-        value = ev.eval(rule.tree.body, {})
+        value = _program(rule)(ctx, {})
     except RecursionError:
         raise DomainEvalError("the rule nests too deeply") from None
     except (TypeError, ValueError, OverflowError) as exc:
@@ -246,66 +246,121 @@ def _number(value: Any) -> bool:
     return type(value) in (int, float)
 
 
-@functools.lru_cache(maxsize=8192)
 def _text(node: ast.AST) -> str:
-    """A node's source text, for messages: unparsed once per node (rules are evaluated on
-    thousands of inputs, and most evaluations raise nothing)."""
+    """A node's source text, for messages (unparsed once, when the rule is compiled)."""
     return ast.unparse(node)
 
 
-class _Evaluator:
+class _Ctx:
+    """One evaluation: the arguments, and the steps taken so far (every node evaluated is one)."""
+
+    __slots__ = ("env", "steps")
+
     def __init__(self, env: Mapping[str, Any]) -> None:
         self.env = env
         self.steps = 0
 
-    def eval(self, node: ast.AST, local: dict[str, Any]) -> Any:
-        self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise DomainEvalError(f"the rule takes more than {MAX_STEPS} steps")
-        method = getattr(self, "_" + type(node).__name__, None)
-        if method is None:  # parse_rule refuses these; a hand-made tree might not
-            raise DomainEvalError(f"{type(node).__name__} is not part of the rule language")
-        return method(node, local)
 
-    # atoms -------------------------------------------------------------------------------
-    def _Constant(self, node: ast.Constant, local: dict[str, Any]) -> Any:
-        return node.value
+def _tick(ctx: _Ctx) -> None:
+    ctx.steps += 1
+    if ctx.steps > MAX_STEPS:
+        raise DomainEvalError(f"the rule takes more than {MAX_STEPS} steps")
 
-    def _Name(self, node: ast.Name, local: dict[str, Any]) -> Any:
-        if node.id in local:
-            return local[node.id]
-        if node.id in self.env:
-            return self.env[node.id]
-        raise DomainEvalError(f"unknown name {node.id!r}")
 
-    def _List(self, node: ast.List, local: dict[str, Any]) -> Any:
-        return [self.eval(e, local) for e in node.elts]
+@lru_cache(maxsize=4096)
+def _program(rule: Rule) -> Callable[[_Ctx, dict[str, Any]], Any]:
+    """The rule's tree compiled into closures ``f(ctx, local)``, once per rule: the same values,
+    errors and step counts as walking the tree on every input, without dispatching on node types
+    and operators again for each of the thousands of inputs a rule is evaluated on."""
+    return _compile(rule.tree.body)
 
-    def _Attribute(self, node: ast.Attribute, local: dict[str, Any]) -> Any:
-        obj = self.eval(node.value, local)
-        return self._key(obj, node.attr, _text(node))
 
-    def _key(self, obj: Any, key: Any, where: str) -> Any:
-        if not isinstance(obj, dict):
-            raise DomainEvalError(f"{where}: {_kind(obj)} has no keys")
-        if key not in obj:
-            raise DomainEvalError(f"{where}: no key {key!r}")
-        return obj[key]
+def _compile(node: ast.AST) -> Callable[[_Ctx, dict[str, Any]], Any]:
+    build = _BUILDERS.get(type(node))
+    if build is not None:
+        return build(node)
+    what = type(node).__name__
 
-    def _Subscript(self, node: ast.Subscript, local: dict[str, Any]) -> Any:
-        obj = self.eval(node.value, local)
-        where = _text(node)
-        if isinstance(node.slice, ast.Slice):
+    def refused(ctx: _Ctx, local: dict[str, Any]) -> Any:  # parse_rule refuses these; a hand-made tree might not
+        _tick(ctx)
+        raise DomainEvalError(f"{what} is not part of the rule language")
+    return refused
+
+
+# atoms -----------------------------------------------------------------------------------
+
+def _c_constant(node: ast.Constant):
+    value = node.value
+
+    def f(ctx, local):
+        _tick(ctx)
+        return value
+    return f
+
+
+def _c_name(node: ast.Name):
+    name = node.id
+
+    def f(ctx, local):
+        _tick(ctx)
+        if name in local:
+            return local[name]
+        if name in ctx.env:
+            return ctx.env[name]
+        raise DomainEvalError(f"unknown name {name!r}")
+    return f
+
+
+def _c_list(node: ast.List):
+    elts = [_compile(e) for e in node.elts]
+
+    def f(ctx, local):
+        _tick(ctx)
+        return [e(ctx, local) for e in elts]
+    return f
+
+
+def _key(obj: Any, key: Any, where: str) -> Any:
+    if not isinstance(obj, dict):
+        raise DomainEvalError(f"{where}: {_kind(obj)} has no keys")
+    if key not in obj:
+        raise DomainEvalError(f"{where}: no key {key!r}")
+    return obj[key]
+
+
+def _c_attribute(node: ast.Attribute):
+    value, attr, where = _compile(node.value), node.attr, _text(node)
+
+    def f(ctx, local):
+        _tick(ctx)
+        return _key(value(ctx, local), attr, where)
+    return f
+
+
+def _c_subscript(node: ast.Subscript):
+    value, where = _compile(node.value), _text(node)
+    if isinstance(node.slice, ast.Slice):
+        parts = [None if part is None else _compile(part) for part in (node.slice.lower, node.slice.upper)]
+
+        def sliced(ctx, local):
+            _tick(ctx)
+            obj = value(ctx, local)
             if not isinstance(obj, list):
                 raise DomainEvalError(f"{where}: only a list can be sliced, not {_kind(obj)}")
             bounds = []
-            for part in (node.slice.lower, node.slice.upper):
-                b = None if part is None else self.eval(part, local)
+            for part in parts:
+                b = None if part is None else part(ctx, local)
                 if b is not None and type(b) is not int:
                     raise DomainEvalError(f"{where}: a slice bound must be an integer")
                 bounds.append(b)
             return obj[bounds[0]:bounds[1]]
-        index = self.eval(node.slice, local)
+        return sliced
+    index_of = _compile(node.slice)
+
+    def indexed(ctx, local):
+        _tick(ctx)
+        obj = value(ctx, local)
+        index = index_of(ctx, local)
         if isinstance(obj, (list, tuple)):
             if type(index) is not int:
                 raise DomainEvalError(f"{where}: a list index must be an integer, not {_kind(index)}")
@@ -313,119 +368,179 @@ class _Evaluator:
                 raise DomainEvalError(f"{where}: index {index} is out of range (length {len(obj)})")
             return obj[index]
         if isinstance(obj, dict):
-            return self._key(obj, index, where)
+            return _key(obj, index, where)
         raise DomainEvalError(f"{where}: {_kind(obj)} cannot be indexed")
+    return indexed
 
-    # operators ---------------------------------------------------------------------------
-    def _BoolOp(self, node: ast.BoolOp, local: dict[str, Any]) -> Any:
-        want = isinstance(node.op, ast.Or)  # the value that decides: True for or, False for and
-        for v in node.values:
-            x = self.eval(v, local)
+
+# operators -------------------------------------------------------------------------------
+
+def _c_boolop(node: ast.BoolOp):
+    want = isinstance(node.op, ast.Or)  # the value that decides: True for or, False for and
+    values = [(_compile(v), _text(v)) for v in node.values]
+
+    def f(ctx, local):
+        _tick(ctx)
+        for v, text in values:
+            x = v(ctx, local)
             if type(x) is not bool:
-                raise DomainEvalError(f"{_text(v)}: 'and' / 'or' need True or False, got {_kind(x)}")
+                raise DomainEvalError(f"{text}: 'and' / 'or' need True or False, got {_kind(x)}")
             if x is want:
                 return want
         return not want
+    return f
 
-    def _UnaryOp(self, node: ast.UnaryOp, local: dict[str, Any]) -> Any:
-        x = self.eval(node.operand, local)
-        if isinstance(node.op, ast.Not):
+
+def _c_unaryop(node: ast.UnaryOp):
+    operand, where = _compile(node.operand), _text(node)
+    if isinstance(node.op, ast.Not):
+        def negated(ctx, local):
+            _tick(ctx)
+            x = operand(ctx, local)
             if type(x) is not bool:
-                raise DomainEvalError(f"{_text(node)}: 'not' needs True or False, got {_kind(x)}")
+                raise DomainEvalError(f"{where}: 'not' needs True or False, got {_kind(x)}")
             return not x
+        return negated
+    minus = isinstance(node.op, ast.USub)
+
+    def signed(ctx, local):
+        _tick(ctx)
+        x = operand(ctx, local)
         if not _number(x):
-            raise DomainEvalError(f"{_text(node)}: a sign needs a number, got {_kind(x)}")
-        return -x if isinstance(node.op, ast.USub) else x
+            raise DomainEvalError(f"{where}: a sign needs a number, got {_kind(x)}")
+        return -x if minus else x
+    return signed
 
-    def _BinOp(self, node: ast.BinOp, local: dict[str, Any]) -> Any:
-        a, b = self.eval(node.left, local), self.eval(node.right, local)
+
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+               ast.FloorDiv: operator.floordiv}
+
+
+def _c_binop(node: ast.BinOp):
+    left, right, where = _compile(node.left), _compile(node.right), _text(node)
+    op = _ARITHMETIC.get(type(node.op), operator.mod)
+
+    def f(ctx, local):
+        _tick(ctx)
+        a, b = left(ctx, local), right(ctx, local)
         if not (_number(a) and _number(b)):
-            raise DomainEvalError(f"{_text(node)}: arithmetic needs numbers, got {_kind(a)} and {_kind(b)}")
-        op = node.op
+            raise DomainEvalError(f"{where}: arithmetic needs numbers, got {_kind(a)} and {_kind(b)}")
         try:
-            if isinstance(op, ast.Add):
-                return a + b
-            if isinstance(op, ast.Sub):
-                return a - b
-            if isinstance(op, ast.Mult):
-                return a * b
-            if isinstance(op, ast.Div):
-                return a / b
-            if isinstance(op, ast.FloorDiv):
-                return a // b
-            return a % b
+            return op(a, b)
         except ZeroDivisionError:
-            raise DomainEvalError(f"{_text(node)}: division by zero") from None
+            raise DomainEvalError(f"{where}: division by zero") from None
         except OverflowError:
-            raise DomainEvalError(f"{_text(node)}: the number is too large") from None
+            raise DomainEvalError(f"{where}: the number is too large") from None
+    return f
 
-    def _Compare(self, node: ast.Compare, local: dict[str, Any]) -> Any:
-        left = self.eval(node.left, local)
-        for op, right_node in zip(node.ops, node.comparators):
-            right = self.eval(right_node, local)
-            if not self._compare(op, left, right, node):
-                return False
-            left = right
-        return True
 
-    def _compare(self, op: ast.cmpop, a: Any, b: Any, node: ast.AST) -> bool:
-        if isinstance(op, ast.Is):
-            return a is None
-        if isinstance(op, ast.IsNot):
-            return a is not None
-        if isinstance(op, ast.Eq):
-            return bool(a == b)
-        if isinstance(op, ast.NotEq):
-            return bool(a != b)
-        if isinstance(op, (ast.In, ast.NotIn)):
+def _comparison(op: ast.cmpop, where: str) -> Callable[[Any, Any], bool]:
+    """The test of one comparison operator, with the rule language's type rules."""
+    if isinstance(op, ast.Is):
+        return lambda a, b: a is None
+    if isinstance(op, ast.IsNot):
+        return lambda a, b: a is not None
+    if isinstance(op, ast.Eq):
+        return lambda a, b: bool(a == b)
+    if isinstance(op, ast.NotEq):
+        return lambda a, b: bool(a != b)
+    if isinstance(op, (ast.In, ast.NotIn)):
+        inside = isinstance(op, ast.In)
+
+        def member(a: Any, b: Any) -> bool:
             if isinstance(b, str):
                 if not isinstance(a, str):
-                    raise DomainEvalError(f"{_text(node)}: only a string can be in a string")
+                    raise DomainEvalError(f"{where}: only a string can be in a string")
                 found = a in b
             elif isinstance(b, (list, tuple, dict, set)):
                 try:
                     found = a in b
                 except TypeError:
-                    raise DomainEvalError(f"{_text(node)}: {_kind(a)} cannot be a key") from None
+                    raise DomainEvalError(f"{where}: {_kind(a)} cannot be a key") from None
             else:
-                raise DomainEvalError(f"{_text(node)}: 'in' needs a list, dict or string, got {_kind(b)}")
-            return found if isinstance(op, ast.In) else not found
+                raise DomainEvalError(f"{where}: 'in' needs a list, dict or string, got {_kind(b)}")
+            return found if inside else not found
+        return member
+    order = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt}.get(type(op), operator.ge)
+
+    def ordered(a: Any, b: Any) -> bool:
         if (_number(a) and _number(b)) or (type(a) is str and type(b) is str):
-            if isinstance(op, ast.Lt):
-                return a < b
-            if isinstance(op, ast.LtE):
-                return a <= b
-            if isinstance(op, ast.Gt):
-                return a > b
-            return a >= b
-        raise DomainEvalError(f"{_text(node)}: cannot order {_kind(a)} and {_kind(b)}")
+            return order(a, b)
+        raise DomainEvalError(f"{where}: cannot order {_kind(a)} and {_kind(b)}")
+    return ordered
 
-    # comprehensions and calls ------------------------------------------------------------
-    def _items(self, value: Any, where: str) -> list[Any]:
-        if isinstance(value, (list, tuple, str)):
-            return list(value)
-        if isinstance(value, dict):
-            return list(value)
-        if isinstance(value, set):
-            return sorted(value, key=repr)  # a fixed order, whatever the hash seed
-        raise DomainEvalError(f"{where}: cannot iterate over {_kind(value)}")
 
-    def _comprehension(self, node: ast.GeneratorExp | ast.ListComp, local: dict[str, Any]) -> list[Any]:
+def _c_compare(node: ast.Compare):
+    where = _text(node)
+    left = _compile(node.left)
+    steps = [(_comparison(op, where), _compile(right)) for op, right in zip(node.ops, node.comparators)]
+
+    def f(ctx, local):
+        _tick(ctx)
+        a = left(ctx, local)
+        for test, right in steps:
+            b = right(ctx, local)
+            if not test(a, b):
+                return False
+            a = b
+        return True
+    return f
+
+
+# comprehensions and calls ----------------------------------------------------------------
+
+def _items(value: Any, where: str) -> list[Any]:
+    if isinstance(value, (list, tuple, str)):
+        return list(value)
+    if isinstance(value, dict):
+        return list(value)
+    if isinstance(value, set):
+        return sorted(value, key=repr)  # a fixed order, whatever the hash seed
+    raise DomainEvalError(f"{where}: cannot iterate over {_kind(value)}")
+
+
+def _binder(target: ast.AST) -> Callable[[Any, dict[str, Any]], None]:
+    if isinstance(target, ast.Name):
+        name = target.id
+
+        def one(item: Any, scope: dict[str, Any]) -> None:
+            scope[name] = item
+        return one
+    assert isinstance(target, ast.Tuple)
+    names = [e.id for e in target.elts]  # type: ignore[attr-defined]
+    where = _text(target)
+
+    def unpack(item: Any, scope: dict[str, Any]) -> None:
+        if not isinstance(item, (list, tuple)) or len(item) != len(names):
+            raise DomainEvalError(f"cannot unpack {_kind(item)} into {where}")
+        for n, x in zip(names, item):
+            scope[n] = x
+    return unpack
+
+
+def _c_comprehension(node: ast.GeneratorExp | ast.ListComp):
+    clauses = [(_compile(g.iter), _text(g.iter), _binder(g.target), [(_compile(c), _text(c)) for c in g.ifs])
+               for g in node.generators]
+    elt = _compile(node.elt)
+    depth = len(clauses)
+
+    def f(ctx, local):
+        _tick(ctx)
         out: list[Any] = []
 
         def run(i: int, scope: dict[str, Any]) -> None:
-            if i == len(node.generators):
-                out.append(self.eval(node.elt, scope))
+            if i == depth:
+                out.append(elt(ctx, scope))
                 return
-            gen = node.generators[i]
-            for item in self._items(self.eval(gen.iter, scope), _text(gen.iter)):
+            source, where, bind, ifs = clauses[i]
+            for item in _items(source(ctx, scope), where):
                 inner = dict(scope)
-                self._bind(gen.target, item, inner)
+                bind(item, inner)
                 ok = True
-                for cond in gen.ifs:
-                    c = self.eval(cond, inner)
+                for cond, text in ifs:
+                    c = cond(ctx, inner)
                     if type(c) is not bool:
-                        raise DomainEvalError(f"{_text(cond)}: an 'if' filter needs True or False")
+                        raise DomainEvalError(f"{text}: an 'if' filter needs True or False")
                     if not c:
                         ok = False
                         break
@@ -434,35 +549,40 @@ class _Evaluator:
 
         run(0, local)
         return out
+    return f
 
-    def _bind(self, target: ast.AST, item: Any, scope: dict[str, Any]) -> None:
-        if isinstance(target, ast.Name):
-            scope[target.id] = item
-            return
-        assert isinstance(target, ast.Tuple)
-        if not isinstance(item, (list, tuple)) or len(item) != len(target.elts):
-            raise DomainEvalError(f"cannot unpack {_kind(item)} into {_text(target)}")
-        for e, x in zip(target.elts, item):
-            scope[e.id] = x  # type: ignore[attr-defined]
 
-    _GeneratorExp = _comprehension
-    _ListComp = _comprehension
+def _c_call(node: ast.Call):
+    func, where = node.func, _text(node)
+    if isinstance(func, ast.Attribute):
+        obj_of, attr = _compile(func.value), func.attr
 
-    def _Call(self, node: ast.Call, local: dict[str, Any]) -> Any:
-        f = node.func
-        where = _text(node)
-        if isinstance(f, ast.Attribute):
-            obj = self.eval(f.value, local)
+        def method(ctx, local):
+            _tick(ctx)
+            obj = obj_of(ctx, local)
             if not isinstance(obj, dict):
-                raise DomainEvalError(f"{where}: .{f.attr}() needs a dict, got {_kind(obj)}")
-            if f.attr == "keys":
+                raise DomainEvalError(f"{where}: .{attr}() needs a dict, got {_kind(obj)}")
+            if attr == "keys":
                 return list(obj.keys())
-            if f.attr == "values":
+            if attr == "values":
                 return list(obj.values())
             return [(k, v) for k, v in obj.items()]
-        assert isinstance(f, ast.Name)
-        args = [self.eval(a, local) for a in node.args]
-        return _call(f.id, args, where)
+        return method
+    assert isinstance(func, ast.Name)
+    name, args = func.id, [_compile(a) for a in node.args]
+
+    def call(ctx, local):
+        _tick(ctx)
+        return _call(name, [a(ctx, local) for a in args], where)
+    return call
+
+
+_BUILDERS: dict[type, Callable[[Any], Callable[[_Ctx, dict[str, Any]], Any]]] = {
+    ast.Constant: _c_constant, ast.Name: _c_name, ast.List: _c_list, ast.Attribute: _c_attribute,
+    ast.Subscript: _c_subscript, ast.BoolOp: _c_boolop, ast.UnaryOp: _c_unaryop, ast.BinOp: _c_binop,
+    ast.Compare: _c_compare, ast.GeneratorExp: _c_comprehension, ast.ListComp: _c_comprehension,
+    ast.Call: _c_call,
+}
 
 
 def _seq(args: Sequence[Any], where: str, name: str) -> list[Any]:

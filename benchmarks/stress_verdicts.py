@@ -4,16 +4,18 @@
     .venv/bin/python benchmarks/stress_verdicts.py --runtime runc --repeat 5
     .venv/bin/python benchmarks/stress_verdicts.py --json out.json
 
-Three candidates, each graded ``--repeat`` times through the real sandbox and the real scorer
+Four candidates, each graded ``--repeat`` times through the real sandbox and the real scorer
 (the tiny test problem, the hostile corpus's tight limits: 1 s of CPU per vector, 256 MB):
 
 * ``memory-bomb``: 32 MB blocks until the memory runs out (must be ``memory_limit``);
 * ``slow-allocator``: 1 MB at a time with a little work between (must be ``memory_limit``);
 * ``cpu-burner``: a busy loop that allocates nothing (must be ``timeout``);
+* ``output-flood``: writes to stdout without end (must be ``output_limit``, charged to the case
+  that wrote it: a flood charged to the module's load is printed as ``output_limit at load``);
 
 alone, and with every core of the host kept busy by busy loops of our own (one per CPU, started
 and stopped by this script), in per-sample mode (one container per sample) and in batch mode
-(the three candidates and a correct one per container, in a rotating order), under runc and
+(the four candidates and a correct one per container, in a rotating order), under runc and
 runsc. It prints the verdicts each candidate got in each setting and whether every one was the
 same; the exit status is 1 when any candidate got two verdicts. Needs the engine, the image and,
 for runsc, bin/setup --runsc.
@@ -48,6 +50,8 @@ CANDIDATES = {
                        "def double(x):\n    hog = []\n    while True:\n        hog.append(bytearray(1 << 20))\n"
                        "        for _ in range(10000):\n            pass\n"),
     "cpu-burner": ("timeout", "def double(x):\n    n = 0\n    while True:\n        n += 1\n"),
+    "output-flood": ("output_limit",
+                     "import sys\ndef double(x):\n    while True:\n        sys.stdout.write('x' * 65536)\n"),
 }
 CORRECT = 'def double(x):\n    return {"y": 2 * x, "half": x / 2}\n'
 CASES = [Case(id=f"c{i}", args=[i]) for i in range(3)]
@@ -57,6 +61,8 @@ def verdict(r: ExecResult) -> str:
     """The scorer's verdict of a resource candidate (grader/grading/scoring.py, stop reasons)."""
     if r.stop is None:
         return "pass" if r.completed else "crashed"
+    if r.stop.reason == "output" and r.stop.phase != "case":
+        return f"output_limit at {r.stop.phase}"
     return {"cpu_time": "timeout", "wall_time": "timeout", "memory": "memory_limit",
             "output": "output_limit"}.get(r.stop.reason, "crashed")
 
@@ -91,7 +97,7 @@ def run_setting(sb: Sandbox, mode: str, repeat: int) -> dict[str, Counter]:
                 r = sb.run(Job(id=name, source=CANDIDATES[name][1], entry_point="double", cases=CASES), LIMITS)
                 got[name][verdict(r)] += 1
         else:
-            order = names[i % 3:] + names[:i % 3]  # every candidate after every other one
+            order = names[i % len(names):] + names[:i % len(names)]  # every candidate after every other one
             jobs = [Job(id=n, source=CANDIDATES[n][1], entry_point="double", cases=CASES) for n in order]
             jobs.insert(1, Job(id="correct", source=CORRECT, entry_point="double", cases=CASES))
             for r in sb.run_many(jobs, LIMITS):

@@ -1317,23 +1317,11 @@ class JobRunner:
                     pass
             if 0 in ready:
                 self.link.poll()
-            if out_open and (out_r in ready or exited is not None):
-                while True:
-                    try:
-                        data = os.read(out_r, 65536)
-                    except (BlockingIOError, InterruptedError):
-                        break
-                    if not data:
-                        out_open = False
-                        break
-                    tap.feed(data)
-                    if tap.total > lim["output_bytes"]:
-                        if stop is None and phase != "done":
-                            stop = ("output", f"candidate wrote more than {lim['output_bytes']} bytes")
-                            killed_by_us = True
-                        kill_worker()
-                        break
-            if res_open and (res_r in ready or exited is not None):
+            # the result pipe is read before the output pipe, and whenever there is output: a
+            # record the worker sent before it started writing (the load's, a case's answer) is
+            # already in the pipe, so a flood is charged to the phase that made it, not to the one
+            # before
+            if res_open and (res_r in ready or out_r in ready or exited is not None):
                 while len(buf) <= line_cap:
                     try:
                         data = os.read(res_r, 1 << 20)
@@ -1376,6 +1364,22 @@ class JobRunner:
                         # worker left behind may hold it) is not read, let alone parsed
                         res_open = False
                         del buf[:]
+                        break
+            if out_open and (out_r in ready or exited is not None):
+                while True:
+                    try:
+                        data = os.read(out_r, 65536)
+                    except (BlockingIOError, InterruptedError):
+                        break
+                    if not data:
+                        out_open = False
+                        break
+                    tap.feed(data)
+                    if tap.total > lim["output_bytes"]:
+                        if stop is None and phase != "done":
+                            stop = ("output", f"candidate wrote more than {lim['output_bytes']} bytes")
+                            killed_by_us = True
+                        kill_worker()
                         break
             if exited is None:
                 try:

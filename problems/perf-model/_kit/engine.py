@@ -15,7 +15,7 @@ def _flag(name):
 
 
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 from typing import Any, Mapping, Sequence
 
@@ -65,6 +65,10 @@ class Nest:
     buffering: tuple[int, ...]
     loops: tuple[Loop, ...]  # innermost first
     strides: tuple[int, ...]
+    # results of pure functions of this nest (the loops of a dim, a tile's extents, the start
+    # offsets of a dim's loops and the factors they give for one assignment of roles), computed
+    # once: a count walks the same ones many times
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def depth(self) -> int:
@@ -79,11 +83,19 @@ class Nest:
     def holders(self, tensor: str) -> list[int]:
         return [lv for lv in range(self.depth) if tensor in self.keeps[lv]]
 
-    def dim_loops(self, dim: str) -> list[int]:
-        return [i for i, lp in enumerate(self.loops) if lp.dim == dim]
+    def dim_loops(self, dim: str) -> tuple[int, ...]:
+        key = ("dim_loops", dim)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = tuple(i for i, lp in enumerate(self.loops) if lp.dim == dim)
+        return found
 
     def extent(self, dim: str, level: int) -> int:
-        return prod(lp.factor for lp in self.loops if lp.dim == dim and lp.level <= level)
+        key = ("extent", dim, level)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = prod(lp.factor for lp in self.loops if lp.dim == dim and lp.level <= level)
+        return found
 
     def arch_instances(self, level: int) -> int:
         return prod(x * y for x, y in self.fanout[level + 1:])
@@ -296,12 +308,21 @@ def _starts(nest: Nest, dim: str, roles: Mapping[int, str]) -> tuple[np.ndarray,
     Roles: ``free`` (any digit, the same before and after the step), ``step`` (the loop that
     advances: after = 1..F-1, before = after - 1), ``reset`` (after 0, before F-1), ``zero``
     (0 both), ``group`` (an extra axis of digits, the same before and after). Loops without a role
-    are inside the tile. Returns (after, before) over the enumerated digits and the group offsets.
+    are inside the tile. Returns (after, before) over the enumerated digits and the group offsets,
+    read-only: they are computed once per nest, dim and roles of the dim's loops.
     """
+    key = ("starts", dim, _role_key(nest, dim, roles))
+    found = nest.memo.get(key)
+    if found is None:
+        found = nest.memo[key] = _starts_of(nest, nest.dim_loops(dim), roles)
+    return found
+
+
+def _starts_of(nest: Nest, mine: Sequence[int], roles: Mapping[int, str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     new = np.zeros(1, dtype=np.int64)
     old = np.zeros(1, dtype=np.int64)
     grp = np.zeros(1, dtype=np.int64)
-    for i in nest.dim_loops(dim):
+    for i in mine:
         role = roles.get(i)
         if role is None or role == "zero":
             continue
@@ -319,6 +340,8 @@ def _starts(nest: Nest, dim: str, roles: Mapping[int, str]) -> tuple[np.ndarray,
             grp = (grp[:, None] + np.arange(f, dtype=np.int64)[None, :] * st).ravel()
         else:  # pragma: no cover
             raise AssertionError(role)
+    for a in (new, old, grp):
+        a.flags.writeable = False
     return new, old, grp
 
 
@@ -387,50 +410,77 @@ def _class_terms(nest: Nest, tensor: str, level: int, roles: Mapping[int, str], 
                  first: bool = False) -> int:
     """Sum over the steps and instances of one class of: elements new to a tile (``fills``), new to
     the union of a group's fetches (``multicast``) or entering a group's union (``reduce``).
-    ``first``: the first step (nothing was held before it)."""
+    ``first``: the first step (nothing was held before it).
+
+    The sums are products over the tensor's axes and the dims irrelevant to it; each factor
+    depends only on its dims' roles (and the tile's extents), so it is computed once per nest:
+    the classes of a run differ in the roles of a few loops only."""
     rel = nest.relevant(tensor)
     t1, t2 = 1, 1  # sum of |new box| x validity, sum of |new box ^ old box| x validity
     for ax in nest.axes[tensor]:
-        if ax[0] == "id":
-            d = ax[1]
-            new, old, _ = _starts(nest, d, roles)
-            ext = nest.extent(d, level)
-            nlo, nhi = _ranges(new, ext, nest.bounds[d])
-            olo, ohi = _ranges(old, ext, nest.bounds[d])
-            t1 *= int(_interval_len(nlo, nhi).sum())
-            t2 *= int(_kept(nlo, nhi, olo, ohi).sum())
-        else:
-            _, pd, rd = ax[:3]
-            pn, po, _ = _starts(nest, pd, roles)
-            rn, ro, _ = _starts(nest, rd, roles)
-            ep, er = nest.extent(pd, level), nest.extent(rd, level)
-            nlo, nhi = _window_box(nest, ax, pn, rn, ep, er)
-            olo, ohi = _window_box(nest, ax, po, ro, ep, er)
-            t1 *= int(_interval_len(nlo, nhi).sum())
-            t2 *= int(_kept(nlo, nhi, olo, ohi).sum())
+        a, b = _axis_factors(nest, ax, level, roles)
+        t1, t2 = t1 * a, t2 * b
         if t1 == 0:
             return 0
     for d in nest.dims:
         if d in rel:
             continue
+        a, b = _reuse_factors(nest, d, roles, mode)
+        t1, t2 = t1 * a, t2 * b
+        if t1 == 0:
+            return 0
+    return t1 if first else t1 - t2
+
+
+def _role_key(nest: Nest, dim: str, roles: Mapping[int, str]) -> tuple[str | None, ...]:
+    return tuple(roles.get(i) for i in nest.dim_loops(dim))
+
+
+def _axis_factors(nest: Nest, ax: Axis, level: int, roles: Mapping[int, str]) -> tuple[int, int]:
+    """One axis of a tensor: (sum of |new range|, sum of the part of it already held) over its starts."""
+    if ax[0] == "id":
+        d = ax[1]
+        ext = nest.extent(d, level)
+        key = ("axis", ax, ext, _role_key(nest, d, roles))
+        found = nest.memo.get(key)
+        if found is None:
+            new, old, _ = _starts(nest, d, roles)
+            nlo, nhi = _ranges(new, ext, nest.bounds[d])
+            olo, ohi = _ranges(old, ext, nest.bounds[d])
+            found = nest.memo[key] = (int(_interval_len(nlo, nhi).sum()), int(_kept(nlo, nhi, olo, ohi).sum()))
+        return found
+    _, pd, rd = ax[:3]
+    ep, er = nest.extent(pd, level), nest.extent(rd, level)
+    key = ("axis", ax, ep, er, _role_key(nest, pd, roles), _role_key(nest, rd, roles))
+    found = nest.memo.get(key)
+    if found is None:
+        pn, po, _ = _starts(nest, pd, roles)
+        rn, ro, _ = _starts(nest, rd, roles)
+        nlo, nhi = _window_box(nest, ax, pn, rn, ep, er)
+        olo, ohi = _window_box(nest, ax, po, ro, ep, er)
+        found = nest.memo[key] = (int(_interval_len(nlo, nhi).sum()), int(_kept(nlo, nhi, olo, ohi).sum()))
+    return found
+
+
+def _reuse_factors(nest: Nest, d: str, roles: Mapping[int, str], mode: str) -> tuple[int, int]:
+    """A dim irrelevant to the tensor: (valid new steps, those of them that reuse the old tile)."""
+    key = ("reuse", d, mode, _role_key(nest, d, roles))
+    found = nest.memo.get(key)
+    if found is None:
         new, old, grp = _starts(nest, d, roles)
         b = nest.bounds[d]
         vn = (new[:, None] + grp[None, :]) < b
         vo = (old[:, None] + grp[None, :]) < b
         if mode == "fills":
-            t1 *= int(vn.sum())
-            t2 *= int((vn & vo).sum())
+            found = (int(vn.sum()), int((vn & vo).sum()))
         elif mode == "multicast":
             a = vn[:, 0]
             y = (vn & ~vo).any(axis=1)
-            t1 *= int(a.sum())
-            t2 *= int((a & ~y).sum())
+            found = (int(a.sum()), int((a & ~y).sum()))
         else:  # reduce
-            t1 *= int(vn[:, 0].sum())
-            t2 *= int((vn[:, 0] & vo[:, 0]).sum())
-        if t1 == 0:
-            return 0
-    return t1 if first else t1 - t2
+            found = (int(vn[:, 0].sum()), int((vn[:, 0] & vo[:, 0]).sum()))
+        nest.memo[key] = found
+    return found
 
 
 def _moves(nest: Nest, tensor: str, level: int, parent: int | None, mode: str) -> int:

@@ -53,6 +53,30 @@ def test_output_cap(tmp_path):
     assert end["output_bytes"] > 20000 and set(end["output_head"]) <= {"z"}
 
 
+def test_a_flood_is_charged_to_the_case_that_wrote_it(tmp_path):
+    # the module stops the supervisor while it loads, so the load's record and the first case's
+    # flood are both waiting when the supervisor runs again (a busy host does this by chance):
+    # the record, sent first, is read first, and the flood is the case's
+    src = """
+import os, signal, sys, threading, time
+_sup = os.getppid()
+os.kill(_sup, signal.SIGSTOP)
+def _wake():
+    time.sleep(0.5)
+    os.kill(_sup, signal.SIGCONT)
+threading.Thread(target=_wake, daemon=True).start()
+def f(x):
+    while True:
+        sys.stdout.write('x' * 65536)
+        sys.stdout.flush()
+"""
+    recs = run_harness(tmp_path, src, limits={"load_wall_s": 20.0, "case_wall_s": 20.0})  # a slow wake-up is no stop
+    (load,) = by_type(recs, "load")
+    assert load["ok"]
+    (stop,) = by_type(recs, "stop")
+    assert stop["reason"] == "output" and stop["phase"] == "case" and stop["case"] == "c0", stop
+
+
 def test_traceback_starts_in_candidate_code_and_quotes_it(tmp_path):
     recs = run_harness(tmp_path, "def f(x):\n    return {'a': 1}['bypass']\n", n=1)
     err = by_type(recs, "case")[0]["error"]

@@ -172,8 +172,8 @@ def f(a, b):
 """
     # The CPU budget is not what this test is about, so it is wide. Under gVisor the case's clock
     # is the container's CPU on the host, the Sentry's included, and each fork of a Python process
-    # costs it 25 to 35 ms: 30 forks took 0.74 to 1.04 s of CPU on an idle machine (runc: 0.02 s),
-    # so at FAST's 1 s this test was timed out now and then, and more often under load.
+    # costs it 25 to 35 ms: 30 forks took 0.74 to 1.04 s of CPU on an idle machine (runc: 0.02 s)
+    # and 0.60 to 1.15 s with both cores busy (2 of 10 over 1 s), so at FAST's 1 s it timed out.
     lim = FAST.model_copy(update={"pids": 32, "case_cpu_s": 10.0})
     r = sandbox.run(job(src, 1), lim)
     assert r.completed, r.stop

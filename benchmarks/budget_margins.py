@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/budget_margins.py tests/sandbox tests/adversarial tests/faults
     .venv/bin/python benchmarks/budget_margins.py --hog tests/sandbox          # a busy loop on one core beside
-    .venv/bin/python benchmarks/budget_margins.py --top 20 --json margins.json tests/sandbox
+    .venv/bin/python benchmarks/budget_margins.py --top 20 --json margins.json tests/sandbox -k runsc
 
 Runs pytest on the given paths (two xdist workers, as ``bin/test`` does) with this file loaded
 as a plugin: every ``Sandbox.run_many`` call records, per job, the CPU its module's load and its
@@ -87,21 +87,22 @@ def report(rows: list[dict], top: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("paths", nargs="+", help="test files or folders, as pytest takes them")
+    ap.add_argument("paths", nargs="+", help="test files or folders (and any other pytest option, such as -k EXPR)")
     ap.add_argument("--top", type=int, default=25, help="how many completed runs to list")
     ap.add_argument("--hog", action="store_true", help="keep one core busy with a loop of our own meanwhile")
     ap.add_argument("--workers", default="2", help="pytest-xdist workers (default 2, as bin/test)")
     ap.add_argument("--json", metavar="FILE", help="also write every run's record to FILE")
-    args = ap.parse_args(argv)
+    args, extra = ap.parse_known_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "runs.jsonl"
         env = dict(os.environ, **{LOG_ENV: str(log)},
-                   PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+                   PYTHONPATH=os.pathsep.join(p for p in (str(Path(__file__).parent), str(ROOT),
+                                                          os.environ.get("PYTHONPATH")) if p))
         hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.hog else None
         try:
             rc = subprocess.run([sys.executable, "-m", "pytest", "-p", "budget_margins", "-q", "-n", args.workers,
-                                 *args.paths], cwd=ROOT, env=env).returncode
+                                 *args.paths, *extra], cwd=ROOT, env=env).returncode
         finally:
             if hog is not None:
                 hog.kill()

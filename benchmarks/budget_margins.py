@@ -86,6 +86,8 @@ def report(rows: list[dict], top: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from stress_verdicts import Load  # the busy loops stress_verdicts.py keeps beside its gradings
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+", help="test files or folders (and any other pytest option, such as -k EXPR)")
     ap.add_argument("--top", type=int, default=25, help="how many completed runs to list")
@@ -99,14 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         env = dict(os.environ, **{LOG_ENV: str(log)},
                    PYTHONPATH=os.pathsep.join(p for p in (str(Path(__file__).parent), str(ROOT),
                                                           os.environ.get("PYTHONPATH")) if p))
-        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.hog else None
-        try:
+        with Load(args.hog, loops=1):
             rc = subprocess.run([sys.executable, "-m", "pytest", "-p", "budget_margins", "-q", "-n", args.workers,
                                  *args.paths, *extra], cwd=ROOT, env=env).returncode
-        finally:
-            if hog is not None:
-                hog.kill()
-                hog.wait()
         rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     print(report(rows, args.top))
     if args.json:

@@ -68,15 +68,16 @@ def verdict(r: ExecResult) -> str:
 
 
 class Load:
-    """One busy loop per CPU on the host, started and stopped by us (by pid)."""
+    """Busy loops on the host (one per CPU unless ``loops`` says), started and stopped by us (by pid)."""
 
-    def __init__(self, on: bool) -> None:
+    def __init__(self, on: bool, loops: int | None = None) -> None:
         self.on = on
+        self.loops = loops or os.cpu_count() or 2
         self.procs: list[subprocess.Popen] = []
 
     def __enter__(self) -> "Load":
         if self.on:
-            for _ in range(os.cpu_count() or 2):
+            for _ in range(self.loops):
                 self.procs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
             time.sleep(0.5)
         return self

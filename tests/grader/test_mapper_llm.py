@@ -91,8 +91,8 @@ def test_the_closed_form_equals_the_engine(llm):
     the mapping invalid."""
     kit = llm._KIT
     checked = valid = 0
-    for arch, layers in (("tpu-like", "prefill"), ("nvdla-like", "decode"), ("nvdla-like", "attention"),
-                         ("tpu-like", "attention"), ("simba-like", "pointwise")):
+    for arch, layers in (("tpu-like", "prefill"), ("tpu-v4i-like", "prefill"), ("nvdla-like", "decode"),
+                         ("nvdla-like", "attention"), ("tpu-like", "attention"), ("simba-like", "pointwise")):
         for seed in range(4):
             inst = llm.gen_llm_mapping(np.random.default_rng([77, seed]), layers=layers, arch=arch, small=seed < 2)
             args = (inst["workload"], inst["architecture"], inst["holds"])
@@ -126,7 +126,7 @@ def test_the_local_search_reaches_the_brute_force_optimum_on_small_spaces(proble
             assert found[0] == pytest.approx(least, rel=1e-12), (pid, args[0]["dims"])
 
 
-@pytest.mark.parametrize("pid", ["llm-attention-edp-nvdla", "pointwise-energy-simba"])
+@pytest.mark.parametrize("pid", ["llm-attention-edp-nvdla", "pointwise-energy-simba", "llm-prefill-energy-tpu"])
 def test_space_estimate_matches_a_full_count(problems, llm, pid):
     problem = problems[pid]
     for args in _small(problem, 6262, 2):
@@ -144,7 +144,8 @@ def test_real_instances_are_searched_not_enumerated(problems, llm):
     assert problem.evaluator_fn(json.loads(rec["mapping"]), *args)["objective"] == rec["best"]
 
 
-@pytest.mark.parametrize("pid", ["pointwise-energy-simba", "pointwise-edp-simba", "llm-attention-edp-nvdla"])
+@pytest.mark.parametrize("pid", ["pointwise-energy-simba", "pointwise-edp-simba", "llm-attention-edp-nvdla",
+                                 "llm-prefill-energy-tpu"])
 def test_hidden_spaces_hold_ten_billion_valid_mappings(problems, llm, pid):
     """Every hidden and shown instance of these problems holds at least the generator's
     ``min_valid`` (10^10 or more) valid mappings by the estimate the README gives, is of the shapes
@@ -160,6 +161,9 @@ def test_hidden_spaces_hold_ten_billion_valid_mappings(problems, llm, pid):
         assert llm.space_size(*v.args) >= floor, name
         if pid.startswith("pointwise"):
             assert 196 <= dims["M"] <= 12544 and 16 <= min(dims["N"], dims["K"]) <= max(dims["N"], dims["K"]) <= 1024
+        elif pid.startswith("llm-prefill"):
+            assert 128 <= dims["M"] <= 2048 and 768 <= min(dims["N"], dims["K"]) <= max(dims["N"], dims["K"]) <= 14336
+            assert [lv["name"] for lv in v.args[1]["levels"]] == ["WeightReg", "UnifiedBuffer", "CMEM", "DRAM"]
         else:
             assert dims["B"] in (8, 16) and (dims["G"], dims["H"], dims["M"]) == (8, 4, 1), name
         assert v.expected["proven"] is False

@@ -3,12 +3,14 @@
 A problem gives one real layer of BERT-base, Llama-2-7B or Llama-3-8B (``reference_models.pm_shapes``:
 a projection GEMM at prefill or decode, or a batched product of attention against a KV cache), an
 accelerator (``tpu-like``: a weight register per MAC, a unified buffer with separate input and
-accumulator partitions fanning out to a 128 x 128 array, DRAM; ``nvdla-like``: a weight register per
-MAC, an accumulator per output lane fanning out to its atomic-C MACs, a convolution buffer fanning
-out to the atomic-K lanes, DRAM) and ``holds``: the tensors each level keeps (the others bypass it).
-The same machinery serves M1's five-level problems: a real pointwise convolution as a GEMM on the
-``simba-like`` accelerator (weight registers, PE weight/accumulation and input buffers fanning out
-along Y, a global buffer bypassed by the weights fanning out along X, DRAM).
+accumulator partitions fanning out to a 128 x 128 array, DRAM; ``tpu-v4i-like``: the same with
+TPUv4i's common memory (CMEM, one shared capacity) between the unified buffer and DRAM;
+``nvdla-like``: a weight register per MAC, an accumulator per output lane fanning out to its
+atomic-C MACs, a convolution buffer fanning out to the atomic-K lanes, DRAM) and ``holds``: the
+tensors each level keeps (the others bypass it). The same machinery serves M1's five-level
+problems: a real pointwise convolution as a GEMM on the ``simba-like`` accelerator (weight
+registers, PE weight/accumulation and input buffers fanning out along Y, a global buffer bypassed
+by the weights fanning out along X, DRAM).
 
 * :func:`check` -> the mapping's first broken rule, or None (never an exception);
 * :func:`evaluate_energy`, :func:`evaluate_edp` -> the evaluators: validity with its reason, the
@@ -49,6 +51,7 @@ from .mapper import MAX_BYTES
 KIT = Path(__file__).resolve().parent.parent / "_kit" / "llm_mapper.py"
 EXHAUSTIVE_LIMIT = 20_000  # factor choices up to which the reference enumerates the whole space
 HOLDS = {"tpu-like": (("W",), ("I", "O"), ("I", "W", "O")),
+         "tpu-v4i-like": (("W",), ("I", "O"), ("I", "W", "O"), ("I", "W", "O")),
          "nvdla-like": (("W",), ("O",), ("I", "W"), ("I", "W", "O")),
          "simba-like": (("W",), ("W", "O"), ("I",), ("I", "O"), ("I", "W", "O"))}
 
@@ -311,10 +314,35 @@ def _pointwise(name: str) -> bool:
     return w["shape"] == "conv" and w["dims"]["R"] == w["dims"]["S"] == 1 and w["stride"] == [1, 1]
 
 
+# TPUv4i's common memory (CMEM): a shared on-chip SRAM between the unified buffer and DRAM
+CMEM = {"name": "CMEM", "capacity_bytes": 128 * 1024 * 1024, "fanout": [1, 1],
+        "bytes_per_cycle": 256, "read_pj_per_byte": 8.0, "write_pj_per_byte": 9.0}
+
+
+def architecture(name: str) -> dict[str, Any]:
+    """A named accelerator: ``pm_shapes``' designs, and ``tpu-v4i-like``, the ``tpu-like`` design with
+    TPUv4i's CMEM between its unified buffer and DRAM (four levels)."""
+    if name == "tpu-v4i-like":
+        arch = pm_shapes.architecture("tpu-like")
+        arch["name"] = name
+        arch["levels"].insert(2, copy.deepcopy(CMEM))
+        return arch
+    return pm_shapes.architecture(name)
+
+
 def _arch(rng: np.random.Generator, name: str, small: bool) -> dict[str, Any]:
-    arch = pm_shapes.architecture(name)
+    arch = architecture(name)
     lv = arch["levels"]
-    if name == "tpu-like":
+    if name == "tpu-v4i-like":
+        if small:
+            lv[1]["fanout"] = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+            lv[1]["capacity_bytes"] = {"I": int(rng.integers(2, 16)), "O": 3 * int(rng.integers(1, 6))}
+            lv[2]["capacity_bytes"] = int(rng.integers(5, 40))  # the all-at-DRAM mapping's 5 bytes fit
+        else:
+            lv[1]["capacity_bytes"] = {"I": int(rng.choice([1, 2, 4, 8, 24])) * 1024 * 1024 // 8,
+                                       "O": int(rng.choice([256, 512, 1024, 4096])) * 1024 // 8}
+            lv[2]["capacity_bytes"] = int(rng.choice([4, 8, 16, 32])) * 1024 * 1024
+    elif name == "tpu-like":
         if small:
             lv[1]["fanout"] = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
             lv[1]["capacity_bytes"] = {"I": int(rng.integers(2, 24)), "O": 3 * int(rng.integers(1, 8))}

@@ -333,22 +333,16 @@ def architecture(name: str) -> dict[str, Any]:
 def _arch(rng: np.random.Generator, name: str, small: bool) -> dict[str, Any]:
     arch = architecture(name)
     lv = arch["levels"]
-    if name == "tpu-v4i-like":
-        if small:
-            lv[1]["fanout"] = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
-            lv[1]["capacity_bytes"] = {"I": int(rng.integers(2, 16)), "O": 3 * int(rng.integers(1, 6))}
-            lv[2]["capacity_bytes"] = int(rng.integers(5, 40))  # the all-at-DRAM mapping's 5 bytes fit
-        else:
-            lv[1]["capacity_bytes"] = {"I": int(rng.choice([1, 2, 4, 8, 24])) * 1024 * 1024 // 8,
-                                       "O": int(rng.choice([256, 512, 1024, 4096])) * 1024 // 8}
-            lv[2]["capacity_bytes"] = int(rng.choice([4, 8, 16, 32])) * 1024 * 1024
-    elif name == "tpu-like":
+    if name in ("tpu-like", "tpu-v4i-like"):  # the same unified buffer; tpu-v4i-like adds the CMEM
         if small:
             lv[1]["fanout"] = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
             lv[1]["capacity_bytes"] = {"I": int(rng.integers(2, 24)), "O": 3 * int(rng.integers(1, 8))}
         else:
             lv[1]["capacity_bytes"] = {"I": int(rng.choice([1, 2, 4, 8, 24])) * 1024 * 1024 // 8,
                                        "O": int(rng.choice([256, 512, 1024, 4096])) * 1024 // 8}
+        if name == "tpu-v4i-like":  # small: the all-at-DRAM mapping's 5 bytes fit
+            lv[2]["capacity_bytes"] = (int(rng.integers(5, 40)) if small
+                                       else int(rng.choice([4, 8, 16, 32])) * 1024 * 1024)
     elif name == "simba-like":
         if small:
             lv[1]["fanout"] = [1, int(rng.integers(1, 3))]

@@ -9,11 +9,16 @@
 # every dimension over every level and array axis, and every loop order), so the search is a best
 # improvement local search (move any divisor of one loop's factor to another loop, swap two loops
 # of a level) from the all-at-DRAM point and seeded random ones, then many kicks (a few random moves
-# from the best point and a climb again). Mistake switches and search strategies are read from FLAGS.
+# from the best point and a climb again). With a DRAM port (``bytes_per_cycle``) the cycles are the
+# larger of the time steps and the port's whole cycles for every byte crossing it; one quantity can
+# be capped (``limit``): a point over the cap is worth far more than any under it, more the further
+# over, so a climb first gets under the cap. Mistake switches and search strategies are read from FLAGS.
 import math
 import random
 
 FLAGS: dict = {}
+PENALTY = 1e30  # the value of a point over a cap: 1e30 times (1 + the relative excess)
+SLACK = 1e-9  # an energy within this (relative) of an energy cap is under it
 
 SHAPE_DIMS = {"gemm": ("M", "N", "K"), "bmm": ("B", "G", "H", "M", "N", "K")}
 RELEVANT = {
@@ -40,7 +45,7 @@ def _primes(n):
 class Problem:
     """The instance, the slots a factor can go to and the closed-form cost of a point."""
 
-    def __init__(self, workload, architecture, holds, objective):
+    def __init__(self, workload, architecture, holds, objective, limit=None):
         self.dims = SHAPE_DIMS[workload["shape"]]
         self.size = dict(workload["dims"])
         self.bits = dict(workload["bits"])
@@ -48,7 +53,8 @@ class Problem:
         self.levels = architecture["levels"]
         self.depth = len(self.levels)
         self.holds = [frozenset(h) for h in holds]
-        self.objective = objective
+        self.objective = objective  # energy, edp or cycles (time steps, or DRAM's port when slower)
+        self.limit = None if FLAGS.get("no_cap") else limit  # (quantity, cap): the other one capped
         last = self.depth - 1
         self.slots = []  # (level, kind) innermost first: x, y, then the temporal loop of each level
         for lv, arch in enumerate(self.levels):
@@ -152,7 +158,7 @@ class Problem:
         if FLAGS.get("compulsory_dram"):
             counts[last]["O"][0] = counts[hold[-2]]["O"][1] = 0
             counts[last]["O"][2] = counts[last]["O"][3] = size_o
-        energy = 0.0
+        energy, pb = 0.0, bits["psum"]
         for lv, arch in enumerate(self.levels):
             rp, wp = float(arch["read_pj_per_byte"]), float(arch["write_pj_per_byte"])
             for t in ("I", "W"):
@@ -163,11 +169,32 @@ class Problem:
             reads, fills, upd, fin = counts[lv]["O"]
             if lv == 0:
                 upd = fin = 0
-            pb = bits["psum"]
             energy += rp * _nbytes(reads, pb) + wp * (_nbytes(fills, pb) + _nbytes(fin, bits["O"])
                                                       + _nbytes(upd - fin, pb))
-        value = energy if self.objective == "energy" else energy * steps
-        return value, energy, steps
+        if self.objective in ("energy", "edp") and self.limit is None:
+            return (energy if self.objective == "energy" else energy * steps), energy, steps
+        dram = (sum(_nbytes(counts[last][t][0], bits[t]) for t in ("I", "W"))
+                + _nbytes(counts[last]["O"][0], pb) + _nbytes(counts[last]["O"][3], bits["O"])
+                + _nbytes(counts[last]["O"][2] - counts[last]["O"][3], pb))
+        port = 0 if FLAGS.get("no_port") else -(-dram // int(self.levels[last]["bytes_per_cycle"]))
+        cycles = max(steps, port)
+        if self.limit is not None:
+            what, cap = self.limit
+            over = (cycles if what == "cycles" else energy) - cap * (1 if what == "cycles" else 1 + SLACK)
+            if over > 0:  # far above every value within the cap, growing with the excess
+                return PENALTY * (1 + over / cap), energy, cycles
+        if self.objective == "cycles":  # equal cycles: the lower energy first (a tie-break below 1)
+            return cycles + 0.5 * energy / (energy + self.scale()), energy, cycles
+        return energy, energy, cycles
+
+    def scale(self):
+        """An energy scale for the cycles' tie-break: the all-at-DRAM point's energy (or 1)."""
+        if not hasattr(self, "_scale"):
+            objective, limit, self.objective, self.limit = self.objective, self.limit, "energy", None
+            e = self.cost(*self.all_outside())[1]
+            self.objective, self.limit = objective, limit
+            self._scale = e if math.isfinite(e) and e > 0 else 1.0
+        return self._scale
 
     # ----- points -----
     def all_outside(self):
@@ -329,8 +356,8 @@ def greedy_search(prob):
         f = step
 
 
-def search(workload, architecture, holds, objective, seeds=1, kicks=300):
-    prob = Problem(workload, architecture, holds, objective)
+def search(workload, architecture, holds, objective, seeds=1, kicks=300, limit=None):
+    prob = Problem(workload, architecture, holds, objective, limit)
     how = FLAGS.get("search", "local")
     if how == "random":
         _, f, order = random_search(prob)

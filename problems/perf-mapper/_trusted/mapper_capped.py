@@ -1,25 +1,29 @@
-"""perf-mapper trusted code, constrained objectives: a GEMM (or a chain of GEMMs) on the three-level
-accelerator of ``mapper``, one quantity minimised while another stays under a cap given with the
-instance.
+"""perf-mapper trusted code, constrained objectives: one quantity of a layer's mapping minimised
+while another stays under a cap given with the instance.
 
-The hardware, the mapping space, the host's checks and the energy are ``mapper``'s (imported, not
-copied). What this kind adds is the **latency** with DRAM bandwidth: the DRAM level has a
-``bytes_per_cycle``, every byte read from DRAM and written into it crosses its one port, at most
-that many bytes a cycle, overlapping the computation completely, so the cycles are the larger of
-the time steps (the product of every temporal factor) and the whole number of cycles the port
-needs (``ceil(DRAM bytes / bytes_per_cycle)``). Problems:
+What this kind adds is the **latency** with DRAM bandwidth: the DRAM level has a ``bytes_per_cycle``,
+every byte read from DRAM and written into it crosses its one port, at most that many bytes a
+cycle, overlapping the computation completely, so the cycles are the larger of the time steps (the
+product of every temporal factor) and the whole number of cycles the port needs
+(``ceil(DRAM bytes / bytes_per_cycle)``). Problems:
 
-* least energy under a latency cap (``search_energy_latency`` / ``evaluate_energy_latency``);
-* fewest cycles under an energy cap (``search_cycles_energy`` / ``evaluate_cycles_energy``);
-* a chain of GEMMs, each mapped on its own, least total energy under one total-latency cap
-  (``search_chain`` / ``evaluate_chain``): the cap must be split between the layers.
-
-The reference search is exhaustive: per layer the Pareto frontier of (cycles, energy) over every
-valid mapping (``mapper.candidates`` and the closed form ``mapper._costs``, once with the energies
-per byte and once counting DRAM bytes only), then, for a chain, the exact combination of the
-layers' frontiers; ``proven`` true. The generators draw the cap between the unconstrained optimum
-of the capped quantity and that quantity at the unconstrained optimum of the objective, so it
-binds.
+* least energy under a latency cap (``search_energy_latency`` / ``evaluate_energy_latency``) and
+  fewest cycles under an energy cap (``search_cycles_energy`` / ``evaluate_cycles_energy``): a real
+  pointwise convolution (as a GEMM) on the five-level Simba-like accelerator of ``mapper_llm``
+  (its hardware, checks, bypass and engine, imported), 10^10 to 10^11 valid mappings per
+  instance. The reference keeps the best of ``DEEP_SEEDS`` local searches of the bundled mapper
+  (``_kit/llm_mapper.py``) on the capped objective (a point over the cap is worth 1e30 times one
+  plus its relative excess, so a climb first gets under the cap): ``proven`` false; small instances
+  (the brute-force proof's) are enumerated whole: proven. The generators draw the cap between the
+  two ends one search finds (the fastest mapping's cycles and the least-energy one's, or their
+  energies), so it binds on the mappings that search finds;
+* a chain of GEMMs on the three-level accelerator of ``mapper``, each mapped on its own, least total
+  energy under one total-latency cap (``search_chain`` / ``evaluate_chain``): the cap must be split
+  between the layers. The reference is exhaustive: per layer the Pareto frontier of (cycles,
+  energy) over every valid mapping (``mapper.candidates`` and the closed form ``mapper._costs``,
+  once with the energies per byte and once counting DRAM bytes only), then the exact combination
+  of the layers' frontiers; ``proven`` true; the cap is drawn between the sum of the layers'
+  fewest cycles and the sum of the cycles of their least-energy mappings, so it binds.
 """
 
 from __future__ import annotations
@@ -27,17 +31,17 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 from typing import Any, Iterator, Mapping
 
 import numpy as np
 
 from reference_models import pm_core
 
-from . import mapper
+from . import mapper, mapper_llm
 
 SLACK = 1e-9  # relative: an energy within this of the cap is under it (float sums, host and search alike)
-LARGEST = 48  # the largest dimension of a hidden instance (the reference search's time)
-CHAIN_LARGEST = 48  # the same, for a layer of a chain
+CHAIN_LARGEST = 48  # the largest dimension of a layer of a hidden chain (the reference search's time)
 
 
 # ------------------------------------------------------------------------------------------
@@ -45,12 +49,15 @@ CHAIN_LARGEST = 48  # the same, for a layer of a chain
 # ------------------------------------------------------------------------------------------
 
 def _judge(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any],
-           max_bytes: int) -> tuple[str | None, dict[str, Any]]:
-    """(why invalid or None, breakdown with energy_pj, steps, dram_bytes and cycles)."""
-    why = mapper.check(mapping, workload, architecture, max_bytes)
+           max_bytes: int, holds: Any = None) -> tuple[str | None, dict[str, Any]]:
+    """(why invalid or None, breakdown with energy_pj, steps, dram_bytes, port_cycles and cycles);
+    ``holds``: the tensors each level keeps (``mapper_llm``'s deep accelerators), None for every
+    tensor at every level (``mapper``'s three-level one)."""
+    why = mapper.check(mapping, workload, architecture, max_bytes, holds=holds)
     if why is not None:
         return why, {}
-    nest = pm_core.parse(workload, architecture, {"levels": mapping["levels"]})
+    levels = mapping["levels"] if holds is None else mapper_llm._with_bypass(mapping["levels"], holds)["levels"]
+    nest = pm_core.parse(workload, architecture, {"levels": levels})
     counts = pm_core.access_counts(nest)
     br = mapper._breakdown(nest, architecture, counts)
     dram = sum(pm_core.offchip_traffic(nest, counts).values())
@@ -61,28 +68,6 @@ def _judge(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str,
 
 def _invalid(reason: str) -> dict[str, Any]:
     return {"valid": False, "reason": reason, "objective": None, "breakdown": {}}
-
-
-def evaluate_energy_latency(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any],
-                            latency_cap: int, max_bytes: int = mapper.MAX_BYTES) -> dict[str, Any]:
-    """The energy (pJ) of a mapping whose cycles are at most the cap, or why it is invalid."""
-    why, br = _judge(mapping, workload, architecture, max_bytes)
-    if why is not None:
-        return _invalid(why)
-    if br["cycles"] > latency_cap:
-        return _invalid(f"over the latency cap: {br['cycles']} cycles, the cap is {latency_cap}")
-    return {"valid": True, "reason": "", "objective": float(br["energy_pj"]), "breakdown": br}
-
-
-def evaluate_cycles_energy(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any],
-                           energy_cap: float, max_bytes: int = mapper.MAX_BYTES) -> dict[str, Any]:
-    """The cycles of a mapping whose energy is at most the cap, or why it is invalid."""
-    why, br = _judge(mapping, workload, architecture, max_bytes)
-    if why is not None:
-        return _invalid(why)
-    if br["energy_pj"] > energy_cap * (1 + SLACK):
-        return _invalid(f"over the energy cap: {br['energy_pj']:.6g} pJ, the cap is {energy_cap:.6g}")
-    return {"valid": True, "reason": "", "objective": float(br["cycles"]), "breakdown": br}
 
 
 def evaluate_chain(answer: Any, workloads: list[Mapping[str, Any]], architecture: Mapping[str, Any],
@@ -180,28 +165,6 @@ def _result(best: float, mapping: Any) -> dict[str, Any]:
     return {"best": float(best), "proven": True, "mapping": text}
 
 
-def search_energy_latency(workload: Mapping[str, Any], architecture: Mapping[str, Any],
-                          latency_cap: int) -> dict[str, Any]:
-    """The least energy over every valid mapping within the latency cap (exhaustive: proven)."""
-    cyc, e, maps = frontier(workload, architecture)
-    ok = np.flatnonzero(cyc <= latency_cap)
-    if not len(ok):
-        raise ValueError("no valid mapping within the latency cap")
-    i = int(ok[np.argmin(e[ok])])
-    return _result(e[i], maps[i])
-
-
-def search_cycles_energy(workload: Mapping[str, Any], architecture: Mapping[str, Any],
-                         energy_cap: float) -> dict[str, Any]:
-    """The fewest cycles over every valid mapping within the energy cap (exhaustive: proven)."""
-    cyc, e, maps = frontier(workload, architecture)
-    ok = np.flatnonzero(e <= energy_cap * (1 + SLACK))
-    if not len(ok):
-        raise ValueError("no valid mapping within the energy cap")
-    i = int(ok[np.argmin(cyc[ok])])
-    return _result(cyc[i], maps[i])
-
-
 def _combine(fronts: list[tuple[np.ndarray, np.ndarray]], cap: int) -> tuple[float, list[int]]:
     """The least total energy over one frontier point per layer with total cycles <= cap, and the
     points (exact: the partial sums are Pareto-pruned, never approximated)."""
@@ -236,11 +199,6 @@ def search_chain(workloads: list[Mapping[str, Any]], architecture: Mapping[str, 
 # the spaces of the brute-force proof
 # ------------------------------------------------------------------------------------------
 
-def enumerate_capped(workload: Mapping[str, Any], architecture: Mapping[str, Any], cap: Any) -> Iterator[dict[str, Any]]:
-    """Every mapping of the layer's space (``mapper.enumerate_space``; the cap is the evaluator's)."""
-    return mapper.enumerate_space(workload, architecture)
-
-
 def enumerate_chain(workloads: list[Mapping[str, Any]], architecture: Mapping[str, Any], cap: Any) -> Iterator[dict[str, Any]]:
     """Every combination of one mapping per layer (small chains only)."""
     spaces = [list(mapper.enumerate_space(w, architecture)) for w in workloads]
@@ -253,9 +211,9 @@ def enumerate_chain(workloads: list[Mapping[str, Any]], architecture: Mapping[st
 # ------------------------------------------------------------------------------------------
 
 def _instance(rng: np.random.Generator, small: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``mapper``'s GEMM (dims up to LARGEST) and three-level accelerator, with a DRAM port of
+    """``mapper``'s GEMM (dims up to CHAIN_LARGEST) and three-level accelerator, with a DRAM port of
     ``bytes_per_cycle``."""
-    kw = mapper.gen_gemm_mapping(rng, small=small, largest=LARGEST)
+    kw = mapper.gen_gemm_mapping(rng, small=small, largest=CHAIN_LARGEST)
     _port(rng, kw["workload"], kw["architecture"])
     return kw["workload"], kw["architecture"]
 
@@ -272,32 +230,6 @@ def _port(rng: np.random.Generator, work: Mapping[str, Any], arch: dict[str, Any
 
 def _between(rng: np.random.Generator, lo: float, hi: float) -> float:
     return lo + float(rng.uniform(0.2, 0.7)) * (hi - lo)
-
-
-def gen_energy_latency(rng: np.random.Generator, *, small: bool = False) -> dict[str, Any]:
-    """A GEMM, an accelerator with a DRAM port and a latency cap between the fewest cycles of any
-    valid mapping and the cycles of the least-energy one (hidden instances are redrawn until
-    those differ; ``small`` ones, the proof's, are not)."""
-    for _ in range(100):
-        work, arch = _instance(rng, small)
-        cyc, _, _ = frontier(work, arch)
-        lo, hi = int(cyc[0]), int(cyc[-1])
-        if hi > lo + 1 or small:  # small (the proof's): the cap cuts the space, binding or not
-            return {"workload": work, "architecture": arch, "latency_cap": int(_between(rng, lo, hi))}
-    raise ValueError("no instance with a binding latency cap")
-
-
-def gen_cycles_energy(rng: np.random.Generator, *, small: bool = False) -> dict[str, Any]:
-    """A GEMM, an accelerator with a DRAM port and an energy cap between the least energy of any
-    valid mapping and the energy of the fastest one (hidden instances are redrawn until those
-    differ; ``small`` ones, the proof's, are not)."""
-    for _ in range(100):
-        work, arch = _instance(rng, small)
-        _, e, _ = frontier(work, arch)
-        lo, hi = float(e[-1]), float(e[0])
-        if hi > lo * 1.01 or small:
-            return {"workload": work, "architecture": arch, "energy_cap": round(_between(rng, lo, hi), 2)}
-    raise ValueError("no instance with a binding energy cap")
 
 
 def gen_chain(rng: np.random.Generator, *, small: bool = False, layers: int = 3) -> dict[str, Any]:
@@ -322,6 +254,136 @@ def gen_chain(rng: np.random.Generator, *, small: bool = False, layers: int = 3)
         if hi > lo + 1 or small:
             return {"workloads": works, "architecture": arch, "latency_cap": int(_between(rng, lo, hi))}
     raise ValueError("no instance with a binding latency cap")
+
+
+# ------------------------------------------------------------------------------------------
+# real layers on the five-level Simba-like accelerator (``mapper_llm``'s machinery), capped
+# ------------------------------------------------------------------------------------------
+# The space holds 10^10 and more valid mappings: no exhaustive search. The reference keeps the best of
+# DEEP_SEEDS local searches of DEEP_KICKS kicks (the bundled mapper's, on the capped objective: a point
+# over the cap is worth 1e30 times one plus its relative excess, so a climb first gets under the cap);
+# ``proven`` false. Small instances (the brute-force proof's) are enumerated whole: proven.
+
+DEEP_SEEDS, DEEP_KICKS = 6, 60
+ANCHOR_SEEDS, ANCHOR_KICKS = 1, 30  # the generator's searches for the two ends of a cap
+
+
+def evaluate_energy_latency(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any],
+                            holds: Any, latency_cap: int, max_bytes: int = mapper.MAX_BYTES) -> dict[str, Any]:
+    """The energy (pJ) of a mapping whose cycles are at most the cap, or why it is invalid."""
+    why, br = _judge(mapping, workload, architecture, max_bytes, holds)
+    if why is not None:
+        return _invalid(why)
+    if br["cycles"] > latency_cap:
+        return _invalid(f"over the latency cap: {br['cycles']} cycles, the cap is {latency_cap}")
+    return {"valid": True, "reason": "", "objective": float(br["energy_pj"]), "breakdown": br}
+
+
+def evaluate_cycles_energy(mapping: Any, workload: Mapping[str, Any], architecture: Mapping[str, Any],
+                           holds: Any, energy_cap: float, max_bytes: int = mapper.MAX_BYTES) -> dict[str, Any]:
+    """The cycles of a mapping whose energy is at most the cap, or why it is invalid."""
+    why, br = _judge(mapping, workload, architecture, max_bytes, holds)
+    if why is not None:
+        return _invalid(why)
+    if br["energy_pj"] > energy_cap * (1 + SLACK):
+        return _invalid(f"over the energy cap: {br['energy_pj']:.6g} pJ, the cap is {energy_cap:.6g}")
+    return {"valid": True, "reason": "", "objective": float(br["cycles"]), "breakdown": br}
+
+
+def _deep_best(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any, objective: str,
+               limit: tuple[str, float] | None, seeds: int, kicks: int) -> tuple[Any, bool]:
+    """(the best point found, proven): the whole space on small instances, else local searches."""
+    kit = mapper_llm._KIT
+    prob = kit["Problem"](workload, architecture, holds, objective, limit=limit)
+    best, proven = mapper_llm.best_point(prob, seeds, kicks)
+    if best[1] is None or not math.isfinite(best[0]) or best[0] >= kit["PENALTY"]:
+        raise ValueError("no valid mapping within the cap" if limit else "no valid mapping: the instance is infeasible")
+    return prob.mapping(best[1], best[2]), proven
+
+
+def _deep_result(mapping: Any, evaluation: Mapping[str, Any], proven: bool) -> dict[str, Any]:
+    if not evaluation["valid"]:  # the kit's closed form and the engine disagree: never hidden
+        raise ValueError(f"the reference search's mapping is invalid: {evaluation['reason']}")
+    return {"best": float(evaluation["objective"]), "proven": proven,
+            "mapping": json.dumps(mapping, sort_keys=True, separators=(",", ":"))}
+
+
+def search_energy_latency(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+                          latency_cap: int) -> dict[str, Any]:
+    """The least energy found within the latency cap (best of DEEP_SEEDS local searches; small
+    instances exhaustive: proven)."""
+    m, proven = _deep_best(workload, architecture, holds, "energy", ("cycles", latency_cap), DEEP_SEEDS, DEEP_KICKS)
+    return _deep_result(m, evaluate_energy_latency(m, workload, architecture, holds, latency_cap), proven)
+
+
+def search_cycles_energy(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+                         energy_cap: float) -> dict[str, Any]:
+    """The fewest cycles found within the energy cap (best of DEEP_SEEDS local searches; small
+    instances exhaustive: proven)."""
+    m, proven = _deep_best(workload, architecture, holds, "cycles", ("energy", energy_cap), DEEP_SEEDS, DEEP_KICKS)
+    return _deep_result(m, evaluate_cycles_energy(m, workload, architecture, holds, energy_cap), proven)
+
+
+def enumerate_capped(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+                     cap: Any) -> Iterator[dict[str, Any]]:
+    """Every mapping of the layer's space (``mapper_llm.enumerate_space``; the cap is the evaluator's)."""
+    return mapper_llm.enumerate_space(workload, architecture, holds)
+
+
+def _deep_port(rng: np.random.Generator, drawn: Mapping[str, Any]) -> None:
+    """DRAM's port about as fast as the whole array needs when every tensor crosses it once (0.6 to
+    1.6 times that), as ``_port`` does for the three-level accelerator."""
+    work, arch = drawn["workload"], drawn["architecture"]
+    d, bits = work["dims"], work["bits"]
+    rel = {"I": ("M", "K"), "W": ("K", "N"), "O": ("M", "N")}
+    once = sum(-(-d[a] * d[b] * bits[t] // 8) for t, (a, b) in rel.items())
+    pes = math.prod(math.prod(lv.get("fanout", [1, 1])) for lv in arch["levels"][:-1])
+    arch["levels"][-1]["bytes_per_cycle"] = max(1, round(once * pes / (d["M"] * d["N"] * d["K"])
+                                                         / float(rng.uniform(0.6, 1.6))))
+
+
+def _deep_anchors(drawn: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The breakdowns of the least-energy and of the fastest mapping found (ANCHOR_SEEDS searches)."""
+    out = []
+    for objective in ("energy", "cycles"):
+        m, _ = _deep_best(drawn["workload"], drawn["architecture"], drawn["holds"], objective,
+                          None, ANCHOR_SEEDS, ANCHOR_KICKS)
+        out.append(_judge(m, drawn["workload"], drawn["architecture"], mapper.MAX_BYTES, drawn["holds"])[1])
+    return out[0], out[1]
+
+
+def _deep_draw(rng: np.random.Generator, layers: str, arch: str, small: bool, min_valid: float) -> dict[str, Any]:
+    drawn = mapper_llm.gen_llm_mapping(rng, layers=layers, arch=arch, small=small, min_valid=min_valid)
+    _deep_port(rng, drawn)
+    return drawn
+
+
+def gen_energy_latency(rng: np.random.Generator, *, layers: str = "pointwise", arch: str = "simba-like",
+                       small: bool = False, min_valid: float = 0.0) -> dict[str, Any]:
+    """A real layer on the deep accelerator with a DRAM port, and a latency cap between the cycles
+    of the fastest mapping found and those of the least-energy one found (redrawn until those
+    differ by 5% or more; ``small`` ones, the proof's, are not)."""
+    for _ in range(100):
+        drawn = _deep_draw(rng, layers, arch, small, min_valid)
+        least, fastest = _deep_anchors(drawn)
+        lo, hi = fastest["cycles"], least["cycles"]
+        if hi > lo * 1.05 or small:
+            return {**drawn, "latency_cap": int(_between(rng, min(lo, hi), hi))}
+    raise ValueError("no instance with a binding latency cap")
+
+
+def gen_cycles_energy(rng: np.random.Generator, *, layers: str = "pointwise", arch: str = "simba-like",
+                      small: bool = False, min_valid: float = 0.0) -> dict[str, Any]:
+    """A real layer on the deep accelerator with a DRAM port, and an energy cap between the energy
+    of the least-energy mapping found and that of the fastest one found (redrawn until those differ
+    by 5% or more; ``small`` ones, the proof's, are not)."""
+    for _ in range(100):
+        drawn = _deep_draw(rng, layers, arch, small, min_valid)
+        least, fastest = _deep_anchors(drawn)
+        lo, hi = least["energy_pj"], fastest["energy_pj"]
+        if hi > lo * 1.05 or small:
+            return {**drawn, "energy_cap": round(_between(rng, lo, max(lo, hi)), 2)}
+    raise ValueError("no instance with a binding energy cap")
 
 
 REFERENCES = {"mapper_capped.search_energy_latency": search_energy_latency,

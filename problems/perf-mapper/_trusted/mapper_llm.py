@@ -227,19 +227,23 @@ def enumerate_space(workload: Mapping[str, Any], architecture: Mapping[str, Any]
 DEEP_SEEDS, DEEP_KICKS = 6, 60
 
 
+def best_point(prob: Any, seeds: int, kicks: int) -> tuple[tuple[float, Any, Any], bool]:
+    """((value, factors, orders), proven): the whole space enumerated with the closed form on small
+    instances (proven), else the best of ``seeds`` local searches of ``kicks`` kicks."""
+    if _split_count(prob) > EXHAUSTIVE_LIMIT:
+        return _KIT["deep_search"](prob, seeds, kicks=kicks), False
+    best = (math.inf, None, None)
+    for f, order in _points(prob):
+        v = prob.cost(f, order)[0]
+        if v < best[0] * (1 - 1e-12):
+            best = (v, f, order)
+    return best, True
+
+
 def _search(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any, objective: str,
             seeds: int = 1, kicks: int = 300) -> dict[str, Any]:
     prob = _KIT["Problem"](workload, architecture, holds, objective)
-    if _split_count(prob) <= EXHAUSTIVE_LIMIT:
-        best = (math.inf, None, None)
-        for f, order in _points(prob):
-            v = prob.cost(f, order)[0]
-            if v < best[0] * (1 - 1e-12):
-                best = (v, f, order)
-        proven = True
-    else:
-        best = _KIT["deep_search"](prob, seeds, kicks=kicks)
-        proven = False
+    best, proven = best_point(prob, seeds, kicks)
     if best[1] is None or not math.isfinite(best[0]):
         raise ValueError("no valid mapping: the instance is infeasible")
     mapping = prob.mapping(best[1], best[2])

@@ -1,4 +1,2 @@
-
-
-def map_gemm(workload, architecture, energy_cap):
-    return capped_search(workload, architecture, "cycles", energy_cap)
+def map_layer(workload, architecture, holds, energy_cap):
+    return search(workload, architecture, holds, "cycles", seeds=6, kicks=60, limit=("energy", energy_cap))

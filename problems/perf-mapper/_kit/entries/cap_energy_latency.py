@@ -1,4 +1,2 @@
-
-
-def map_gemm(workload, architecture, latency_cap):
-    return capped_search(workload, architecture, "energy", latency_cap)
+def map_layer(workload, architecture, holds, latency_cap):
+    return search(workload, architecture, holds, "energy", seeds=6, kicks=60, limit=("cycles", latency_cap))

@@ -185,7 +185,7 @@ class Problem:
                 return PENALTY * (1 + over / cap), energy, cycles
         if self.objective == "cycles":  # equal cycles: the lower energy first (a tie-break below 1)
             return cycles + 0.5 * energy / (energy + self.scale()), energy, cycles
-        return energy, energy, cycles
+        return (energy if self.objective == "energy" else energy * steps), energy, cycles
 
     def scale(self):
         """An energy scale for the cycles' tie-break: the all-at-DRAM point's energy (or 1)."""

@@ -219,12 +219,13 @@ def _instance(rng: np.random.Generator, small: bool) -> tuple[dict[str, Any], di
 
 
 def _port(rng: np.random.Generator, work: Mapping[str, Any], arch: dict[str, Any]) -> None:
-    """DRAM's port about as fast as the full array needs when every tensor crosses it once (0.6 to
+    """DRAM's port about as fast as the whole array needs when every tensor crosses it once (0.6 to
     1.6 times that): on some mappings it binds, on others the time steps do."""
-    d = work["dims"]
-    once = d["M"] * d["K"] + d["K"] * d["N"] + d["M"] * d["N"]
-    fx, fy = arch["levels"][1]["fanout"]
-    arch["levels"][-1]["bytes_per_cycle"] = max(1, round(once * fx * fy / (d["M"] * d["N"] * d["K"])
+    d, bits = work["dims"], work["bits"]
+    rel = {"I": ("M", "K"), "W": ("K", "N"), "O": ("M", "N")}
+    once = sum(-(-d[a] * d[b] * bits[t] // 8) for t, (a, b) in rel.items())
+    pes = math.prod(math.prod(lv.get("fanout", [1, 1])) for lv in arch["levels"][:-1])
+    arch["levels"][-1]["bytes_per_cycle"] = max(1, round(once * pes / (d["M"] * d["N"] * d["K"])
                                                          / float(rng.uniform(0.6, 1.6))))
 
 
@@ -330,18 +331,6 @@ def enumerate_capped(workload: Mapping[str, Any], architecture: Mapping[str, Any
     return mapper_llm.enumerate_space(workload, architecture, holds)
 
 
-def _deep_port(rng: np.random.Generator, drawn: Mapping[str, Any]) -> None:
-    """DRAM's port about as fast as the whole array needs when every tensor crosses it once (0.6 to
-    1.6 times that), as ``_port`` does for the three-level accelerator."""
-    work, arch = drawn["workload"], drawn["architecture"]
-    d, bits = work["dims"], work["bits"]
-    rel = {"I": ("M", "K"), "W": ("K", "N"), "O": ("M", "N")}
-    once = sum(-(-d[a] * d[b] * bits[t] // 8) for t, (a, b) in rel.items())
-    pes = math.prod(math.prod(lv.get("fanout", [1, 1])) for lv in arch["levels"][:-1])
-    arch["levels"][-1]["bytes_per_cycle"] = max(1, round(once * pes / (d["M"] * d["N"] * d["K"])
-                                                         / float(rng.uniform(0.6, 1.6))))
-
-
 def _deep_anchors(drawn: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The breakdowns of the least-energy and of the fastest mapping found (ANCHOR_SEEDS searches)."""
     out = []
@@ -354,7 +343,7 @@ def _deep_anchors(drawn: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, A
 
 def _deep_draw(rng: np.random.Generator, layers: str, arch: str, small: bool, min_valid: float) -> dict[str, Any]:
     drawn = mapper_llm.gen_llm_mapping(rng, layers=layers, arch=arch, small=small, min_valid=min_valid)
-    _deep_port(rng, drawn)
+    _port(rng, drawn["workload"], drawn["architecture"])
     return drawn
 
 

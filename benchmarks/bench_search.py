@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grader.grading.execution import grade_source, open_sandbox  # noqa: E402
-from grader.grading.scoring import _judge  # noqa: E402
+from grader.grading.scoring import judge_mapping  # noqa: E402
 from grader.packs import vectors  # noqa: E402
 from grader.packs.problems import Catalog, Problem  # noqa: E402
 
@@ -51,7 +51,7 @@ def evaluator_ms(problem: Problem, hidden, repeat: int = 20) -> float:
     t0 = time.perf_counter()
     for _ in range(repeat):
         for m, v in mappings:
-            invalid, _ = _judge(evaluator, m, v, max_bytes)
+            invalid, _ = judge_mapping(evaluator, m, v.args, max_bytes)
             assert not invalid, invalid
     return 1000 * (time.perf_counter() - t0) / (repeat * len(mappings))
 

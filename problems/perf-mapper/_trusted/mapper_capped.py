@@ -263,9 +263,10 @@ def gen_chain(rng: np.random.Generator, *, small: bool = False, layers: int = 3)
 # The space holds 10^10 and more valid mappings: no exhaustive search. The reference keeps the best of
 # DEEP_SEEDS local searches of DEEP_KICKS kicks (the bundled mapper's, on the capped objective: a point
 # over the cap is worth 1e30 times one plus its relative excess, so a climb first gets under the cap);
-# ``proven`` false. Small instances (the brute-force proof's) are enumerated whole: proven.
+# ``proven`` false. Small instances (the brute-force proof's) are enumerated whole: proven. The same
+# number of searches as the uncapped five-level problems' reference (``mapper_llm``'s).
 
-DEEP_SEEDS, DEEP_KICKS = 6, 60
+DEEP_SEEDS, DEEP_KICKS = mapper_llm.DEEP_SEEDS, mapper_llm.DEEP_KICKS
 ANCHOR_SEEDS, ANCHOR_KICKS = 1, 30  # the generator's searches for the two ends of a cap
 
 

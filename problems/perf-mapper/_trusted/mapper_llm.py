@@ -53,7 +53,8 @@ EXHAUSTIVE_LIMIT = 20_000  # factor choices up to which the reference enumerates
 HOLDS = {"tpu-like": (("W",), ("I", "O"), ("I", "W", "O")),
          "tpu-v4i-like": (("W",), ("I", "O"), ("I", "W", "O"), ("I", "W", "O")),
          "nvdla-like": (("W",), ("O",), ("I", "W"), ("I", "W", "O")),
-         "simba-like": (("W",), ("W", "O"), ("I",), ("I", "O"), ("I", "W", "O"))}
+         "simba-like": (("W",), ("W", "O"), ("I",), ("I", "O"), ("I", "W", "O")),
+         "eyeriss-cluster-like": (("I", "W", "O"), ("I", "O"), ("I", "W", "O"), ("I", "W", "O"))}
 
 
 def _kit(flags: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -281,6 +282,7 @@ LAYER_GROUPS = {
     "decode": ("llama-decode",),
     "attention": ("attention-decode",),
     "pointwise": ("resnet50", "mobilenetv2-pw"),
+    "gemm": ("bert-base",),
 }
 
 
@@ -323,9 +325,23 @@ CMEM = {"name": "CMEM", "capacity_bytes": 128 * 1024 * 1024, "fanout": [1, 1],
         "bytes_per_cycle": 256, "read_pj_per_byte": 8.0, "write_pj_per_byte": 9.0}
 
 
+# Eyeriss v2's grouping of the PEs: clusters of 4 x 3 PEs, each cluster with a buffer for inputs
+# and partial sums (the weights bypass it), 4 x 4 clusters under the global buffer
+CLUSTER = {"name": "ClusterBuffer", "capacity_bytes": {"I": 1536, "O": 1920}, "fanout": [4, 3],
+           "bytes_per_cycle": 16, "read_pj_per_byte": 1.0, "write_pj_per_byte": 1.2}
+
+
 def architecture(name: str) -> dict[str, Any]:
-    """A named accelerator: ``pm_shapes``' designs, and ``tpu-v4i-like``, the ``tpu-like`` design with
-    TPUv4i's CMEM between its unified buffer and DRAM (four levels)."""
+    """A named accelerator: ``pm_shapes``' designs; ``tpu-v4i-like``, the ``tpu-like`` design with
+    TPUv4i's CMEM between its unified buffer and DRAM (four levels); ``eyeriss-cluster-like``, the
+    ``eyeriss-like`` design with its 192 PEs grouped as in Eyeriss v2 (four levels: RF, a cluster
+    buffer per 4 x 3 PEs, the GLB fanning out to 4 x 4 clusters, DRAM)."""
+    if name == "eyeriss-cluster-like":
+        arch = pm_shapes.architecture("eyeriss-like")
+        arch["name"] = name
+        arch["levels"].insert(1, copy.deepcopy(CLUSTER))
+        arch["levels"][2]["fanout"] = [4, 4]
+        return arch
     if name == "tpu-v4i-like":
         arch = pm_shapes.architecture("tpu-like")
         arch["name"] = name
@@ -347,6 +363,20 @@ def _arch(rng: np.random.Generator, name: str, small: bool) -> dict[str, Any]:
         if name == "tpu-v4i-like":  # small: the all-at-DRAM mapping's 5 bytes fit
             lv[2]["capacity_bytes"] = (int(rng.integers(5, 40)) if small
                                        else int(rng.choice([4, 8, 16, 32])) * 1024 * 1024)
+    elif name == "eyeriss-cluster-like":
+        if small:
+            lv[0]["capacity_bytes"] = {"I": int(rng.integers(1, 5)), "W": int(rng.integers(1, 5)),
+                                       "O": 3 * int(rng.integers(1, 5))}
+            lv[1]["fanout"] = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+            lv[1]["capacity_bytes"] = {"I": int(rng.integers(1, 9)), "O": 3 * int(rng.integers(1, 5))}
+            lv[2]["fanout"] = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+            lv[2]["capacity_bytes"] = int(rng.integers(10, 48))  # the all-at-DRAM mapping's 5 bytes, twice
+        else:
+            lv[0]["capacity_bytes"] = {"I": int(rng.choice([8, 12, 16, 24])), "W": int(rng.choice([64, 128, 192, 256])),
+                                       "O": int(rng.choice([24, 32, 48]))}
+            lv[1]["capacity_bytes"] = {"I": int(rng.choice([768, 1536, 3072])), "O": int(rng.choice([960, 1920, 3840]))}
+            lv[2]["capacity_bytes"] = int(rng.choice([32, 64, 128, 256])) * 1024
+        lv[2]["multiple_buffering"] = int(rng.choice([1, 2]))
     elif name == "simba-like":
         if small:
             lv[1]["fanout"] = [1, int(rng.integers(1, 3))]
@@ -413,6 +443,10 @@ def _draw_llm(rng: np.random.Generator, layers: str, arch: str, small: bool) -> 
         dims = list(work["dims"])
         for d in ("M", "N", "K") if len(dims) == 3 else ("H", "N", "K"):
             work["dims"][d] = int(rng.choice([1, 2, 3, 4]))
+        if arch == "eyeriss-cluster-like":  # eight loops per dimension: one 4 at most, so that the
+            four = str(rng.choice(["M", "N", "K"]))  # brute-force proof enumerates a few thousand splits
+            for d in ("M", "N", "K"):
+                work["dims"][d] = int(rng.choice([1, 2, 4] if d == four else [1, 2, 3]))
         work["name"] += ".small"
     return {"workload": work, "architecture": _arch(rng, arch, small), "holds": [list(h) for h in HOLDS[arch]]}
 

@@ -49,6 +49,7 @@ from . import mapper
 from .mapper import MAX_BYTES
 
 KIT = Path(__file__).resolve().parent.parent / "_kit" / "llm_mapper.py"
+EXACT = KIT.parent / "gemm_exact.py"  # the exact search of a GEMM's space (the M1 problems)
 EXHAUSTIVE_LIMIT = 20_000  # factor choices up to which the reference enumerates the whole space
 HOLDS = {"tpu-like": (("W",), ("I", "O"), ("I", "W", "O")),
          "tpu-v4i-like": (("W",), ("I", "O"), ("I", "W", "O"), ("I", "W", "O")),
@@ -57,15 +58,18 @@ HOLDS = {"tpu-like": (("W",), ("I", "O"), ("I", "W", "O")),
          "eyeriss-cluster-like": (("I", "W", "O"), ("I", "O"), ("I", "W", "O"), ("I", "W", "O"))}
 
 
-def _kit(flags: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The bundled mapper's namespace (its cost model and searches), with ``flags``."""
+def _kit(flags: Mapping[str, Any] | None = None, exact: bool = False) -> dict[str, Any]:
+    """The bundled mapper's namespace (its cost model and searches; with ``exact``, the exact search
+    of a GEMM appended as the M1 solutions assemble it), with ``flags``."""
     ns: dict[str, Any] = {"__name__": "llm_mapper"}
-    exec(compile(KIT.read_text(), str(KIT), "exec"), ns)  # the pack's own file, on the host
+    for path in (KIT, EXACT) if exact else (KIT,):
+        exec(compile(path.read_text(), str(path), "exec"), ns)  # the pack's own files, on the host
     ns["FLAGS"].update(flags or {})
     return ns
 
 
 _KIT = _kit()
+_EXACT = _kit(exact=True)
 
 
 # ------------------------------------------------------------------------------------------
@@ -273,6 +277,28 @@ def search_edp_deep(workload: Mapping[str, Any], architecture: Mapping[str, Any]
     return _search(workload, architecture, holds, "edp", DEEP_SEEDS, DEEP_KICKS)
 
 
+def _search_exact(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+                  objective: str) -> dict[str, Any]:
+    prob = _EXACT["Problem"](workload, architecture, holds, objective)
+    value, f, order = _EXACT["exact_search"](prob)
+    if f is None or not math.isfinite(value):
+        raise ValueError("no valid mapping: the instance is infeasible")
+    mapping = prob.mapping(f, order)
+    value = _evaluate(mapping, workload, architecture, holds, objective, MAX_BYTES)["objective"]
+    return {"best": value, "proven": True, "mapping": json.dumps(mapping, sort_keys=True, separators=(",", ":"))}
+
+
+def search_energy_exact(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> dict[str, Any]:
+    """The least energy of a GEMM's whole space (``_kit/gemm_exact.py``: exact without enumerating
+    it; proven) and one mapping reaching it."""
+    return _search_exact(workload, architecture, holds, "energy")
+
+
+def search_edp_exact(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> dict[str, Any]:
+    """The least energy-delay product of a GEMM's whole space (exact; proven)."""
+    return _search_exact(workload, architecture, holds, "edp")
+
+
 # ------------------------------------------------------------------------------------------
 # the instance generator
 # ------------------------------------------------------------------------------------------
@@ -452,7 +478,8 @@ def _draw_llm(rng: np.random.Generator, layers: str, arch: str, small: bool) -> 
 
 
 REFERENCES = {"mapper_llm.search_energy": search_energy, "mapper_llm.search_edp": search_edp,
-              "mapper_llm.search_energy_deep": search_energy_deep, "mapper_llm.search_edp_deep": search_edp_deep}
+              "mapper_llm.search_energy_deep": search_energy_deep, "mapper_llm.search_edp_deep": search_edp_deep,
+              "mapper_llm.search_energy_exact": search_energy_exact, "mapper_llm.search_edp_exact": search_edp_exact}
 GENERATORS = {"mapper_llm.llm_mapping": gen_llm_mapping}
 EVALUATORS = {"mapper_llm.evaluate_energy": evaluate_energy, "mapper_llm.evaluate_edp": evaluate_edp}
 SPACES = {"mapper_llm.enumerate_space": enumerate_space}

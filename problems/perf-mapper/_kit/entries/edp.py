@@ -1,4 +1,0 @@
-
-
-def map_gemm(workload, architecture):
-    return search(workload, architecture, "edp")

@@ -1,0 +1,4 @@
+
+
+def map_gemm(workload, architecture, holds):
+    return exact_mapper(workload, architecture, holds, "edp")

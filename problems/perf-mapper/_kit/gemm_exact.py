@@ -409,6 +409,12 @@ def exact_mapper(workload, architecture, holds, objective):
     random or greedy, the kit's local-search module's strategies)."""
     if FLAGS.get("search") in ("random", "greedy"):
         return search(workload, architecture, holds, objective)
+    if FLAGS.get("shared_as_partitions"):  # a mistake: each tensor against the whole shared capacity
+        levels = [dict(lv) for lv in architecture["levels"]]
+        for lv, kept in zip(levels[:-1], holds):
+            if not isinstance(lv["capacity_bytes"], dict):
+                lv["capacity_bytes"] = {t: lv["capacity_bytes"] for t in kept}
+        architecture = {**architecture, "levels": levels}
     prob = Problem(workload, architecture, holds, objective)
     _, f, order = exact_search(prob)
     return prob.mapping(f, order)

@@ -470,9 +470,9 @@ def _draw_llm(rng: np.random.Generator, layers: str, arch: str, small: bool) -> 
         for d in ("M", "N", "K") if len(dims) == 3 else ("H", "N", "K"):
             work["dims"][d] = int(rng.choice([1, 2, 3, 4]))
         if arch == "eyeriss-cluster-like":  # eight loops per dimension: one 4 at most, so that the
-            four = str(rng.choice(["M", "N", "K"]))  # brute-force proof enumerates a few thousand splits
+            four = str(rng.choice(["M", "N", "K"]))  # brute-force proof enumerates a few thousand mappings
             for d in ("M", "N", "K"):
-                work["dims"][d] = int(rng.choice([1, 2, 4] if d == four else [1, 2, 3]))
+                work["dims"][d] = int(rng.choice([2, 4] if d == four else [2, 3]))
         work["name"] += ".small"
     return {"workload": work, "architecture": _arch(rng, arch, small), "holds": [list(h) for h in HOLDS[arch]]}
 

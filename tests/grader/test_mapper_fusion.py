@@ -260,6 +260,7 @@ def test_the_prompt_asks_for_a_schedule_not_the_formats_mapping(pid):
     assert "[str, int]" not in answer and "Return it as a plain dict" in answer
     gemm = render_prompt(CATALOG.find("perf-mapper/gemm-energy-mapper"), [])
     assert "Return a mapping (a dict, the format's `mapping`)." in gemm
+    assert "def map_gemm(workload: dict, architecture: dict, holds: list) -> dict:" in gemm  # v2: what each level holds
     assert "Return the mapping as a plain dict (str keys; lists of [str, int] loops;" in gemm
 
 

@@ -27,12 +27,17 @@ from grader.results.runs import RunDir
 from grader.results.summary import load_run, run_summary
 from grader.reward import Rewarder
 
-from mapper_cases import ARCH, GOOD, WORK
+from mapper_cases import CLUSTER_ARCH as ARCH
+from mapper_cases import CLUSTER_BEST as BEST_MAP
+from mapper_cases import CLUSTER_GOOD as GOOD
+from mapper_cases import CLUSTER_WORK as WORK
+from mapper_cases import HOLDS
 
 ENERGY = "perf-mapper/gemm-energy-mapper"
-BEST_MAP = {"levels": [{"temporal": [["N", 2]]}, {"temporal": [], "spatial_x": [["K", 2]]}, {"temporal": [["M", 4]]}]}
+# the worked example of the M1 specs: the least energy 2136.2 pJ (BEST_MAP), GOOD 2145.2 pJ
+BEST, GOOD_PJ = 2136.2, 2145.2
 SMALL_GLB = json.loads(json.dumps(ARCH))
-SMALL_GLB["levels"][1]["capacity_bytes"] = 40  # GOOD does not fit here (2 x 24 bytes)
+SMALL_GLB["levels"][2]["capacity_bytes"] = 40  # GOOD does not fit here (2 x 22 bytes)
 
 
 def fenced(value: object, tag: str = "json") -> str:
@@ -45,10 +50,10 @@ def problem():
 
 
 def small_item(arch=ARCH) -> QAItem:
-    """A hand-made mapping item on the small instance whose optimum is known (2109 pJ, BEST_MAP)."""
+    """A hand-made mapping item on the small instance whose optimum is known (2136.2 pJ, BEST_MAP)."""
     p = Catalog().find(ENERGY)
-    return QAItem(id="q0", kind="mapping", args=[WORK, arch], fields=tuple(p.data.outputs),
-                  expected={"best": 2109.0, "proven": True, "mapping": json.dumps(BEST_MAP)})
+    return QAItem(id="q0", kind="mapping", args=[WORK, arch, HOLDS], fields=tuple(p.data.outputs),
+                  expected={"best": BEST, "proven": True, "mapping": json.dumps(BEST_MAP)})
 
 
 # ------------------------------------------------------------------------------------------
@@ -74,6 +79,7 @@ def test_items_are_deterministic_instances_never_hidden_and_their_best_is_never_
         prompt = render_qa_prompt(problem, it, vs.visible)
         assert problem.spec.strip()[:200] in prompt and "map_gemm(workload=" in prompt
         assert json.dumps(it.args[0], separators=(", ", ": ")) in prompt
+        assert "holds=" in prompt and json.dumps(it.args[2], separators=(", ", ": ")) in prompt
         assert "```json" in prompt and "ONE mapping" in prompt and "at most 16384" in prompt
         assert it.expected["mapping"] not in prompt and f"{it.expected['best']:.10g}" not in prompt
         for v in vs.hidden:  # nor a hidden instance's best known
@@ -98,14 +104,14 @@ def test_a_search_problem_refuses_choice_questions(problem):
 def test_the_best_known_mapping_scores_one_and_is_correct(problem):
     g = grade_qa(problem, small_item(), "I cost them all.\n\n" + fenced(BEST_MAP))
     assert g.verdict is Verdict.CORRECT and g.passed and g.score == 1.0
-    assert g.instances[0].objective == 2109.0 and g.instances[0].at_best and not g.new_best
+    assert g.instances[0].objective == BEST and g.instances[0].at_best and not g.new_best
 
 
 def test_a_worse_mapping_scores_best_over_objective_and_fails(problem):
     g = grade_qa(problem, small_item(), fenced(GOOD))
     assert g.verdict is Verdict.WRONG_ANSWER and not g.passed
-    assert g.score == pytest.approx(2109 / 2142) and g.instances[0].objective == 2142.0
-    assert g.reason.startswith("score 0.985: energy 2142") and json.loads(g.instances[0].mapping) == GOOD
+    assert g.score == pytest.approx(BEST / GOOD_PJ) and g.instances[0].objective == pytest.approx(GOOD_PJ, rel=1e-12)
+    assert g.reason.startswith("score 0.996: energy 2145.2") and json.loads(g.instances[0].mapping) == GOOD
 
 
 def test_an_invalid_mapping_scores_zero_with_its_reason(problem):
@@ -133,7 +139,9 @@ def test_a_reply_without_a_readable_mapping_is_no_answer_scored_zero(problem, te
 @pytest.mark.parametrize("value,reason", [
     ({"levels": "all"}, "invalid_mapping: schema"),
     ({"mapping": BEST_MAP}, "invalid_mapping: schema"),
-    ({"levels": BEST_MAP["levels"][:2]}, "invalid_mapping: schema"),  # a level missing
+    ({"levels": BEST_MAP["levels"][:3]}, "invalid_mapping: schema"),  # a level missing
+    ({"levels": [*BEST_MAP["levels"][:1], {**BEST_MAP["levels"][1], "bypass": ["W"]}, *BEST_MAP["levels"][2:]]},
+     "invalid_mapping: schema"),  # the grader applies the holds: a bypass key is refused
     ({"levels": [{"temporal": [["N", 2.0]]}, *BEST_MAP["levels"][1:]]}, "invalid_mapping: schema"),  # a float factor
     ({"levels": [{"temporal": [["N", True]]}, *BEST_MAP["levels"][1:]]}, "invalid_mapping: schema"),  # a bool
     ({"levels": [{"temporal": [["N", 3]]}, *BEST_MAP["levels"][1:]]}, "invalid_mapping: coverage"),
@@ -149,7 +157,7 @@ def test_the_last_json_block_counts(problem):
     item = small_item()
     assert grade_qa(problem, item, fenced(GOOD) + "On reflection:\n" + fenced(BEST_MAP)).score == 1.0
     assert grade_qa(problem, item, fenced(BEST_MAP) + "On reflection:\n" + fenced(GOOD)).score == \
-        pytest.approx(2109 / 2142)
+        pytest.approx(BEST / GOOD_PJ)
     # reasoning in <think> is ignored, and an untagged fence holds JSON too
     assert grade_qa(problem, item, "<think>" + fenced(GOOD) + "</think>" + fenced(BEST_MAP, "")).score == 1.0
 
@@ -158,7 +166,7 @@ def test_the_reward_gives_the_score_with_partial_and_the_pass_without(problem):
     vs = vectors.load(problem)
     it = qa_items(problem, vs.hidden, 1)[0]
     best = fenced(it.expected["mapping"])
-    outer = {"levels": [{"temporal": []}, {"temporal": []},
+    outer = {"levels": [{"temporal": []}, {"temporal": []}, {"temporal": []},
                         {"temporal": [[k, n] for k, n in it.args[0]["dims"].items() if n > 1]}]}
     objective = problem.evaluator_fn(outer, *it.args, max_bytes=16384)["objective"]
     texts = [best, fenced(outer), "no idea"]
@@ -184,7 +192,7 @@ def runs(tmp_path_factory):
     items = qa_items(p, vectors.load(p).hidden, 3)
 
     def outer(it: QAItem) -> str:
-        return fenced({"levels": [{"temporal": []}, {"temporal": []},
+        return fenced({"levels": [{"temporal": []}, {"temporal": []}, {"temporal": []},
                                   {"temporal": [[k, n] for k, n in it.args[0]["dims"].items() if n > 1]}]})
 
     best = {it.id: fenced(it.expected["mapping"]) for it in items}
@@ -299,9 +307,9 @@ def test_the_leaderboard_has_a_q_and_a_score_column(summaries):
 
 
 CONSTANT = '''
-def map_gemm(workload, architecture):
+def map_gemm(workload, architecture, holds):
     d = workload["dims"]
-    return {"levels": [{"temporal": []}, {"temporal": []},
+    return {"levels": [{"temporal": []}, {"temporal": []}, {"temporal": []},
                        {"temporal": [[k, d[k]] for k in ("M", "N", "K") if d[k] > 1]}]}
 '''
 

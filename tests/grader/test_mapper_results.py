@@ -29,9 +29,9 @@ EDP = "perf-mapper/gemm-edp-mapper"
 PLAIN = "perf-core/f1-conv-layer-accounting"
 
 CONSTANT = '''
-def {entry}(workload, architecture):
+def {entry}(workload, architecture, holds):
     d = workload["dims"]
-    return {{"levels": [{{"temporal": []}}, {{"temporal": []}},
+    return {{"levels": [{{"temporal": []}}, {{"temporal": []}}, {{"temporal": []}},
                         {{"temporal": [[k, d[k]] for k in ("M", "N", "K") if d[k] > 1]}}]}}
 '''
 
@@ -49,7 +49,8 @@ def runs(tmp_path_factory):
     solved by its reference solution. ``c``: the pass/fail problem alone."""
     cat = Catalog()
     energy, edp, plain = cat.find(ENERGY), cat.find(EDP), cat.find(PLAIN)
-    variant = {p.qualified_id: next(v for v in p.variants if v.name == "order_blind").source for p in (energy, edp)}
+    variant = {p.qualified_id: next(v for v in p.variants if v.name == "single_buffered").source
+               for p in (energy, edp)}  # its GLB tiles overflow on some hidden instances
     const = {p.qualified_id: CONSTANT.format(entry=p.entry_point) for p in (energy, edp)}
     none = "no code here"
     a = {ENERGY: [energy.solution_source, variant[ENERGY], const[ENERGY]],

@@ -27,12 +27,15 @@ def problem():
 
 @pytest.fixture(scope="module")
 def small(problem):
-    """Hidden-like instances small enough to grade fast (drawn with the proof's options)."""
+    """Hidden-like instances small enough to grade fast (drawn with the proof's options): the
+    four-level eyeriss-cluster-like accelerator, what each level holds."""
     gen, ref = problem.generator_fn, problem.reference_fn
+    options = {**problem.data.generator.options, **problem.data.scoring.proof.options}
     out = []
     for i in range(4):
-        kw = plain(gen(np.random.default_rng([9090, i]), small=True), "t")
-        args = [kw["workload"], kw["architecture"]]
+        kw = plain(gen(np.random.default_rng([9090, i]), **options), "t")
+        args = [kw[p.name] for p in problem.data.signature.params]
+        assert len(args[1]["levels"]) == len(args[2]) == 4
         out.append(Vector(id=f"s{i}", args=args, expected=plain(ref(*args), "t")))
     return tuple(out)
 
@@ -44,11 +47,12 @@ def test_solution_reaches_the_best_known_in_the_sandbox(handle, problem, small):
 
 
 def test_a_variant_scores_clearly_below(handle, problem, small):
-    variant = next(v for v in problem.variants if v.name == "order_blind")
+    variant = next(v for v in problem.variants if v.name == "psum_as_output")  # its tiles overflow
     g, _ = grade_source(handle, problem, variant.source, small)
     assert g.verdict is Verdict.WRONG_ANSWER, g.reason
     assert g.score is not None and g.score < 0.95
     assert g.at_best < len(small)
+    assert any(i.invalid and i.invalid.startswith("invalid_mapping: capacity at") for i in g.instances)
 
 
 HOSTILE = '''
@@ -56,17 +60,18 @@ class Loop(list):
     def __eq__(self, other):
         return True
 
-def map_gemm(workload, architecture):
-    kind = workload["dims"]["M"] % 3
+def map_gemm(workload, architecture, holds):
+    kind = sum(workload["dims"].values()) % 3
     if kind == 0:
-        return {"levels": [{"temporal": [Loop(["M", 1])]}, {}, {}]}
+        return {"levels": [{"temporal": [Loop(["M", 1])]}, {}, {}, {}]}
     if kind == 1:
-        return {"levels": [{"temporal": [["M", float("nan")]]}, {}, {}]}
-    return {"levels": [{}, {}, {"temporal": [["M", 10 ** 40]]}]}
+        return {"levels": [{"temporal": [["M", float("nan")]]}, {}, {}, {}]}
+    return {"levels": [{}, {}, {}, {"temporal": [["M", 10 ** 40]]}]}
 '''
 
 
 def test_hostile_answers_score_zero(handle, problem, small):
+    assert {sum(v.args[0]["dims"].values()) % 3 for v in small} == {0, 1, 2}  # every kind of answer
     g, _ = grade_source(handle, problem, HOSTILE, small)
     assert not g.passed
     assert g.score == 0.0
@@ -74,9 +79,9 @@ def test_hostile_answers_score_zero(handle, problem, small):
 
 
 CONSTANT = '''
-def map_gemm(workload, architecture):
+def map_gemm(workload, architecture, holds):
     d = workload["dims"]
-    return {"levels": [{"temporal": []}, {"temporal": []},
+    return {"levels": [{"temporal": []}, {"temporal": []}, {"temporal": []},
                        {"temporal": [[k, d[k]] for k in ("M", "N", "K") if d[k] > 1]}]}
 '''
 

@@ -16,11 +16,16 @@ from grader.results.stats import Outcome, summarize_scores
 from grader.reward import Rewarder
 from sandbox.models import CaseResult, ErrorInfo, ExecResult, LoadResult, StopInfo
 
-from mapper_cases import ARCH, GOOD, WORK
+from mapper_cases import CLUSTER_ARCH as ARCH
+from mapper_cases import CLUSTER_BEST as BEST_MAP
+from mapper_cases import CLUSTER_GOOD as GOOD
+from mapper_cases import CLUSTER_WORK as WORK
+from mapper_cases import HOLDS
 
-BEST_MAP = {"levels": [{"temporal": [["N", 2]]}, {"temporal": [], "spatial_x": [["K", 2]]}, {"temporal": [["M", 4]]}]}
+# the worked example of the M1 specs: the least energy 2136.2 pJ (BEST_MAP), GOOD 2145.2 pJ
+BEST, GOOD_PJ = 2136.2, 2145.2
 BIG_GLB = json.loads(json.dumps(ARCH))
-BIG_GLB["levels"][1]["capacity_bytes"] = 40  # GOOD does not fit here (2 x 24 bytes)
+BIG_GLB["levels"][2]["capacity_bytes"] = 40  # GOOD does not fit here (2 x 22 bytes)
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +33,8 @@ def problem():
     return Catalog().find("perf-mapper/gemm-energy-mapper")
 
 
-def vec(vid: str, best: float = 2109.0, proven: bool = True, arch=ARCH) -> Vector:
-    return Vector(id=vid, args=[WORK, arch], expected={"best": best, "proven": proven, "mapping": json.dumps(BEST_MAP)})
+def vec(vid: str, best: float = BEST, proven: bool = True, arch=ARCH) -> Vector:
+    return Vector(id=vid, args=[WORK, arch, HOLDS], expected={"best": best, "proven": proven, "mapping": json.dumps(BEST_MAP)})
 
 
 def ok(vid: str, value) -> CaseResult:
@@ -61,15 +66,16 @@ def test_all_at_best_passes_with_score_one(problem):
     g = grade_mapping(result(ok("h0", BEST_MAP), ok("h1", BEST_MAP)), [vec("h0"), vec("h1")], problem)
     assert g.verdict is Verdict.PASS and g.passed
     assert g.score == 1.0 and g.at_best == 2 and g.vectors_passed == 2 and not g.new_best
-    assert [i.objective for i in g.instances] == [2109.0, 2109.0]
+    assert [i.objective for i in g.instances] == [BEST, BEST]
 
 
 def test_a_worse_mapping_scores_below_one_and_fails(problem):
     g = grade_mapping(result(ok("h0", BEST_MAP), ok("h1", GOOD)), [vec("h0"), vec("h1")], problem)
     assert g.verdict is Verdict.WRONG_ANSWER and not g.passed
-    assert g.score == pytest.approx((1 + 2109 / 2142) / 2)
+    assert g.score == pytest.approx((1 + BEST / GOOD_PJ) / 2)
+    assert g.instances[1].objective == pytest.approx(GOOD_PJ, rel=1e-12)
     assert g.at_best == 1 and g.failed_vectors == ["h1"]
-    assert g.reason.startswith("score 0.992, 1 of 2 instances at the best known")
+    assert g.reason.startswith("score 0.998, 1 of 2 instances at the best known")
 
 
 def test_an_invalid_mapping_scores_zero_with_its_reason(problem):
@@ -139,7 +145,7 @@ def test_reward_dense_is_the_score_binary_is_the_pass(problem):
     r = Rewarder()
     try:
         assert r.reward(worse, partial=False) == 0.0
-        assert r.reward(worse, partial=True) == pytest.approx((1 + 2109 / 2142) / 2)
+        assert r.reward(worse, partial=True) == pytest.approx((1 + BEST / GOOD_PJ) / 2)
         assert r.reward(best, partial=False) == 1.0 and r.reward(best, partial=True) == 1.0
     finally:
         r.close()
@@ -156,7 +162,7 @@ def test_validator_judges_solution_variants_baselines_and_proven_bests(problem):
             self.checks[name] = (ok, detail)
 
     at_best = grade_mapping(result(ok("h0", BEST_MAP), ok("h1", BEST_MAP)), [vec("h0"), vec("h1")], problem)
-    close = grade_mapping(result(ok("h0", BEST_MAP), ok("h1", GOOD)), [vec("h0"), vec("h1")], problem)  # 0.992
+    close = grade_mapping(result(ok("h0", BEST_MAP), ok("h1", GOOD)), [vec("h0"), vec("h1")], problem)  # 0.998
     far = grade_mapping(result(ok("h0", GOOD), ok("h1", GOOD)), [vec("h0", arch=BIG_GLB), vec("h1", arch=BIG_GLB)],
                         problem)
     beats = grade_mapping(result(ok("h0", BEST_MAP)), [vec("h0", best=2200.0)], problem)  # "proven" 2200 beaten

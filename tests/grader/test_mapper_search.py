@@ -1,11 +1,14 @@
-"""The reference search of perf-mapper and its proof: the closed form it searches with equals the
-trusted engine (pm_core) on every mapping of small spaces, its optimum equals brute force, the
-validator's proof catches a wrong search, the best known values are cached with the vectors, and
-the problem format refuses inconsistent [scoring] declarations."""
+"""The reference search of perf-mapper and its proof: the closed forms the searches use equal the
+trusted engine (pm_core) on every mapping of small spaces (the bundled kit's, of the M1 problems on
+the four-level eyeriss-cluster-like accelerator, and the three-level ``mapper`` module's, which the
+capped chain and the pipelined problems search with), the reference's optimum equals brute force,
+the validator's proof catches a wrong search, the best known values are cached with the vectors,
+and the problem format refuses inconsistent [scoring] declarations."""
 
 from __future__ import annotations
 
 import json
+import math
 import tomllib
 from dataclasses import dataclass, field
 
@@ -17,6 +20,9 @@ from grader.errors import PackError
 from grader.grading import mapping_checks
 from grader.packs import vectors
 from grader.packs.problems import Catalog, ProblemFile, load_pack
+from grader.packs.vectors import plain
+
+from mapper_cases import CLUSTER_ARCH, CLUSTER_WORK, HOLDS
 
 DIMS = ("M", "N", "K")
 
@@ -27,8 +33,20 @@ def energy():
 
 
 @pytest.fixture(scope="module")
+def edp():
+    return Catalog().find("perf-mapper/gemm-edp-mapper")
+
+
+@pytest.fixture(scope="module")
 def engine(energy):
+    """The three-level module (``_trusted/mapper.py``): no M1 problem's any more, the capped chain's
+    and the pipelined problems' closed form."""
     return energy.trusted.submodule("mapper")
+
+
+@pytest.fixture(scope="module")
+def llm(energy):
+    return energy.trusted.submodule("mapper_llm")
 
 
 @dataclass
@@ -80,22 +98,75 @@ def test_closed_form_equals_the_engine_on_every_mapping(engine, seed):
     assert n_valid > 20
 
 
-def test_proof_passes_and_catches_a_wrong_search(energy, engine, monkeypatch):
+def _small_instances(problem, seeds):
+    """Small instances of the problem's kind (its generator with the proof's options), as arguments."""
+    options = {**problem.data.generator.options, **problem.data.scoring.proof.options}
+    out = []
+    for seed in seeds:
+        kw = plain(problem.generator_fn(np.random.default_rng([77, seed]), **options), "t")
+        out.append([kw[p.name] for p in problem.data.signature.params])
+    return out
+
+
+def test_the_kits_closed_form_equals_the_engine_on_every_mapping(energy, edp, llm):
+    """The M1 problems: on every mapping of small four-level spaces (the specs' worked example and
+    small drawn instances), the bundled kit's closed form (``_kit/llm_mapper.py``'s ``Problem.cost``,
+    which the solutions search with) gives the evaluators' energy, cycles and EDP, and infinity
+    exactly where the evaluator finds the mapping invalid."""
+    kit = llm._KIT
+    n_valid = 0
+    for args in [[CLUSTER_WORK, CLUSTER_ARCH, HOLDS]] + _small_instances(energy, range(6)):
+        assert args[1]["name"] == "eyeriss-cluster-like" and len(args[1]["levels"]) == 4 and args[2] == HOLDS
+        prob = {o: kit["Problem"](*args, o) for o in ("energy", "edp")}
+        for f, order in llm._points(prob["energy"]):
+            mapping = prob["energy"].mapping(f, order)
+            ev = energy.evaluator_fn(mapping, *args)
+            value, pj, cycles = prob["energy"].cost(f, order)
+            assert math.isfinite(value) == ev["valid"], (mapping, ev["reason"])
+            if ev["valid"]:
+                n_valid += 1
+                assert value == pytest.approx(ev["objective"], rel=1e-12) and pj == value, mapping
+                assert cycles == ev["breakdown"]["cycles"]
+                assert prob["edp"].cost(f, order)[0] == pytest.approx(edp.evaluator_fn(mapping, *args)["objective"],
+                                                                      rel=1e-12)
+    assert n_valid > 300
+
+
+@pytest.mark.parametrize("pid", ["gemm-energy-mapper", "gemm-edp-mapper"])
+def test_the_reference_is_the_brute_force_optimum_on_small_spaces(pid, llm):
+    """Whatever search makes the best known values, on small spaces it finds the least objective
+    of every mapping enumerated (each judged by the evaluator), proven, with a mapping reaching it."""
+    problem = Catalog().find(f"perf-mapper/{pid}")
+    for args in [[CLUSTER_WORK, CLUSTER_ARCH, HOLDS]] + _small_instances(problem, range(6, 12)):
+        least = min((out["objective"] for m in llm.enumerate_space(*args)
+                     if (out := problem.evaluator_fn(m, *args))["valid"]), default=None)
+        rec = problem.reference_fn(*args)
+        assert least is not None and rec["proven"] is True
+        assert rec["best"] == pytest.approx(least, rel=1e-9), (pid, args[0]["dims"])
+        assert problem.evaluator_fn(json.loads(rec["mapping"]), *args)["objective"] == pytest.approx(least, rel=1e-9)
+
+
+@pytest.mark.parametrize("pid", ["gemm-energy-mapper", "gemm-edp-mapper"])
+def test_proof_passes_and_catches_a_wrong_search(pid, monkeypatch):
+    problem = Catalog().find(f"perf-mapper/{pid}")
     report = Report()
-    mapping_checks.proof_check(energy, report)
+    mapping_checks.proof_check(problem, report)
     name, ok, detail = report.get("optimal (brute force)")
     assert ok, detail
-    assert "3 small instances" in detail
+    assert f"{problem.data.scoring.proof.count} small instances" in detail and "6 small instances" in detail
 
-    def worse(workload, architecture):  # a "search" that misses the optimum (skips every spatial unrolling)
-        rec = engine.search_energy(workload, architecture)
+    reference = problem.reference_fn
+
+    def worse(*args):  # a "search" that misses the optimum by 1%
+        rec = reference(*args)
         return {**rec, "best": rec["best"] * 1.01}
 
-    monkeypatch.setitem(energy.trusted.references, energy.data.reference, worse)
-    first = mapping_checks.proof_instances(energy)[:1]
+    monkeypatch.setitem(problem.trusted.references, problem.data.reference, worse)
+    assert problem.reference_fn is worse
+    first = mapping_checks.proof_instances(problem)[:1]
     monkeypatch.setattr(mapping_checks, "proof_instances", lambda problem: first)
     bad = Report()
-    mapping_checks.proof_check(energy, bad)
+    mapping_checks.proof_check(problem, bad)
     assert bad.get("optimal (brute force)")[1] is False
     assert "brute force" in bad.get("optimal (brute force)")[2]
 
@@ -152,7 +223,9 @@ def test_unknown_evaluator_is_a_clear_error(energy, tmp_path):
     dst = tmp_path / "perf-mapper"
     shutil.copytree(energy.pack.dir, dst, ignore=shutil.ignore_patterns("__pycache__"))
     p = dst / "gemm-energy-mapper" / "problem.toml"
-    p.write_text(p.read_text().replace('evaluator = "mapper.evaluate_energy"', 'evaluator = "mapper.nope"'))
+    text = p.read_text()
+    assert 'evaluator = "mapper_llm.evaluate_energy"' in text
+    p.write_text(text.replace('evaluator = "mapper_llm.evaluate_energy"', 'evaluator = "mapper_llm.nope"'))
     prob = next(x for x in load_pack(dst).problems if x.id == "gemm-energy-mapper")
-    with pytest.raises(PackError, match="unknown evaluator 'mapper.nope'"):
+    with pytest.raises(PackError, match="unknown evaluator 'mapper_llm.nope'"):
         prob.evaluator_fn

@@ -160,5 +160,7 @@ def test_hidden_spaces_hold_ten_billion_valid_mappings(problems, llm, pid):
         assert {work["dims"]["N"], work["dims"]["K"]} <= {768, 2304, 3072}
         assert [lv["name"] for lv in arch["levels"]] == ["RF", "ClusterBuffer", "GLB", "DRAM"]
         assert holds == [list(h) for h in llm.HOLDS["eyeriss-cluster-like"]]
-        assert 1e11 <= llm.space_size(*v.args, samples=100) <= 1e12, work["name"]
+        # 100 samples a stratum (the README's figures take 400: 1.9 to 8.4 x 10^11) keep this quick;
+        # the estimate then moves by up to about a third, hence the margin above 10^12
+        assert 1e11 <= llm.space_size(*v.args, samples=100) <= 1.5e12, work["name"]
         assert v.expected["proven"] is True

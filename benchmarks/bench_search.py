@@ -60,11 +60,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model-problem", action="append", metavar="ID",
                     help=f"pass/fail problems to grade beside (default: {', '.join(MODEL_PROBLEMS)})")
+    ap.add_argument("--problem", action="append", metavar="ID",
+                    help="only these search problems (qualified ids; default: every one)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
 
     cat = Catalog()
     search = [p for p in cat.problems() if p.data.scoring is not None]
+    if args.problem:
+        unknown = sorted(set(args.problem) - {p.qualified_id for p in search})
+        if unknown:
+            ap.error(f"--problem: not a search problem: {', '.join(unknown)}")
+        search = [p for p in search if p.qualified_id in args.problem]
     beside = [cat.find(pid) for pid in (args.model_problem or MODEL_PROBLEMS)]
     handle = open_sandbox(run_id=f"bench-search-{uuid.uuid4().hex[:8]}")
     rows = []

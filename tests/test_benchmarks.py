@@ -40,3 +40,10 @@ def test_the_search_benchmark_times_the_evaluator_on_best_known_mappings():
     names = [name for name, _ in bench.candidates(problem)]
     assert names[0] == "solution" and any(n.startswith("baseline:") for n in names)
     assert any(n.startswith("variant:") for n in names)
+
+
+def test_the_search_benchmark_refuses_an_unknown_problem():
+    out = subprocess.run([sys.executable, str(BENCH / "bench_search.py"), "--problem", "perf-mapper/nope"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert "--problem: not a search problem: perf-mapper/nope" in out.stderr

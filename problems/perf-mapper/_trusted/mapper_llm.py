@@ -10,7 +10,9 @@ atomic-C MACs, a convolution buffer fanning out to the atomic-K lanes, DRAM) and
 tensors each level keeps (the others bypass it). The same machinery serves M1's five-level
 problems: a real pointwise convolution as a GEMM on the ``simba-like`` accelerator (weight
 registers, PE weight/accumulation and input buffers fanning out along Y, a global buffer bypassed
-by the weights fanning out along X, DRAM).
+by the weights fanning out along X, DRAM), and the four-level M1 problems: a real BERT-base
+projection on ``eyeriss-cluster-like`` (RF, a cluster buffer of inputs and partial sums bypassed by
+the weights fanning out to 4 x 3 PEs, a GLB fanning out to 4 x 4 clusters, DRAM).
 
 * :func:`check` -> the mapping's first broken rule, or None (never an exception);
 * :func:`evaluate_energy`, :func:`evaluate_edp` -> the evaluators: validity with its reason, the
@@ -22,6 +24,8 @@ by the weights fanning out along X, DRAM).
   then the best point kicked and climbed again): ``proven`` false, the best value that search finds;
   :func:`search_energy_deep`, :func:`search_edp_deep` (the five-level Simba-like problems) keep the
   best of ``DEEP_SEEDS`` such searches with different seeds (``DEEP_KICKS`` kicks each);
+  :func:`search_energy_exact`, :func:`search_edp_exact` (the four-level M1 problems) run the exact
+  search of a GEMM's space (``_kit/gemm_exact.py``, the bundled solution's): ``proven`` true;
 * :func:`enumerate_space` -> every mapping of the space one by one (small instances only);
 * :func:`space_size` -> an estimate of the number of valid mappings (the README's figures);
 * :func:`gen_llm_mapping` -> the instance generator.
@@ -470,7 +474,7 @@ def _draw_llm(rng: np.random.Generator, layers: str, arch: str, small: bool) -> 
         for d in ("M", "N", "K") if len(dims) == 3 else ("H", "N", "K"):
             work["dims"][d] = int(rng.choice([1, 2, 3, 4]))
         if arch == "eyeriss-cluster-like":  # eight loops per dimension: one 4 at most, so that the
-            four = str(rng.choice(["M", "N", "K"]))  # brute-force proof enumerates a few thousand mappings
+            four = str(rng.choice(["M", "N", "K"]))  # brute-force proof enumerates a few hundred mappings
             for d in ("M", "N", "K"):
                 work["dims"][d] = int(rng.choice([2, 4] if d == four else [2, 3]))
         work["name"] += ".small"

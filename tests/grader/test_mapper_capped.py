@@ -19,17 +19,11 @@ from grader.grading import mapping_checks
 from grader.grading.execution import grade_source
 from grader.grading.scoring import Verdict
 from grader.packs import vectors
-from grader.packs.problems import Catalog
 from grader.packs.vectors import plain
 
 from mapper_cases import ARCH, FAST, GOOD, LEAN, WORK, Report
 
 IDS = ("cap-energy-under-latency", "cap-cycles-under-energy", "cap-chain-energy-latency")
-
-
-@pytest.fixture(scope="module")
-def problems():
-    return {pid: Catalog().find(f"perf-mapper/{pid}") for pid in IDS}
 
 
 @pytest.fixture(scope="module")

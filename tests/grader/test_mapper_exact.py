@@ -13,16 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from grader.packs.problems import Catalog
 from reference_models import pm_shapes
 
 IDS = ("gemm-energy-mapper", "gemm-edp-mapper")
-
-
-@pytest.fixture(scope="module")
-def problems():
-    cat = Catalog()
-    return {i: cat.find(f"perf-mapper/{i}") for i in IDS}
 
 
 @pytest.fixture(scope="module")

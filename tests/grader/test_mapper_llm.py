@@ -15,16 +15,9 @@ import pytest
 
 from grader.grading.execution import grade_source
 from grader.grading.scoring import Verdict
-from grader.packs.problems import Catalog
 from grader.packs.vectors import Vector, plain
 
 IDS = ("llm-prefill-energy-tpu", "llm-attention-edp-nvdla", "pointwise-energy-simba", "pointwise-edp-simba")
-
-
-@pytest.fixture(scope="module")
-def problems():
-    cat = Catalog()
-    return {i: cat.find(f"perf-mapper/{i}") for i in IDS}
 
 
 @pytest.fixture(scope="module")

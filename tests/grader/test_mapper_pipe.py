@@ -18,17 +18,11 @@ from grader.grading import mapping_checks
 from grader.grading.execution import grade_source
 from grader.grading.scoring import Verdict
 from grader.packs import vectors
-from grader.packs.problems import Catalog
 
 from mapper_cases import ARCH, FAST, LEAN, WORK, Report
 
 IDS = ("pipe-chain-edp", "pipe-chain-energy-under-interval")
 TWO = [WORK, dict(WORK, name="fc1")]
-
-
-@pytest.fixture(scope="module")
-def problems():
-    return {pid: Catalog().find(f"perf-mapper/{pid}") for pid in IDS}
 
 
 @pytest.fixture(scope="module")

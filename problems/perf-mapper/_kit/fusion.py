@@ -22,7 +22,11 @@ class Chain:
         self.layers = chain["layers"]
         self.n = len(self.layers)
         self.gemm = self.layers[0]["shape"] == "gemm"
-        self.residual = bool(chain.get("residual"))
+        if "residuals" in chain:  # (s, e): the input of layer s is added to the output of layer e
+            self.residuals = [tuple(r) for r in chain["residuals"]]
+        else:
+            self.residuals = [(0, self.n - 1)] if chain.get("residual") else []
+        self.walks = {}
         glb, dram = arch["levels"]
         self.cap = glb["capacity_bytes"]
         self.mb = 1 if FLAGS.get("single_buffered") else glb.get("multiple_buffering", 1)
@@ -51,28 +55,34 @@ class Chain:
         d = self.layers[b]["dims"]
         return (d["M"], d["N"]) if self.gemm else (d["P"], d["Q"])
 
-    # conv: needed input positions along one axis, per layer of group a..b, for every tile size
+    # conv: needed input positions along one axis, per layer of group a..b, for every tile size.
+    # Walking back from layer b's tiles gives the same footprints whatever the group's first
+    # layer, so each (b, axis) is walked once, for every layer down to 0, and sliced.
     def axis(self, a, b, ax, sizes):
-        out = self.layers[b]["dims"]["PQ"[ax]]
-        k = b - a + 1
-        tot = np.zeros((k, len(sizes)), dtype=np.int64)
-        big = np.zeros((k, len(sizes)), dtype=np.int64)
-        for i, t in enumerate(sizes):
-            for lo in range(0, out, t):
-                need = set(range(lo, min(lo + t, out)))
-                for j in range(b, a - 1, -1):
-                    wl = self.layers[j]
-                    st, dl, pd = wl["stride"][ax], wl["dilation"][ax], wl["padding"][ax]
-                    lim = wl["input_hw"][ax]
-                    if FLAGS.get("no_halo"):
-                        taps = [0]
-                        need = {min(o * st, lim - 1) for o in need}
-                    else:
-                        taps = [r * dl - pd for r in range(wl["dims"]["RS"[ax]])]
-                        need = {h for o in need for h in (o * st + t2 for t2 in taps) if 0 <= h < lim}
-                    tot[j - a, i] += len(need)
-                    big[j - a, i] = max(big[j - a, i], len(need))
-        return tot, big
+        key = (b, ax)
+        if key not in self.walks:
+            out = self.layers[b]["dims"]["PQ"[ax]]
+            n_sizes = self.bounds(b)[ax]
+            tot = np.zeros((b + 1, n_sizes), dtype=np.int64)
+            big = np.zeros((b + 1, n_sizes), dtype=np.int64)
+            for i, t in enumerate(range(1, n_sizes + 1)):
+                for lo in range(0, out, t):
+                    need = set(range(lo, min(lo + t, out)))
+                    for j in range(b, -1, -1):
+                        wl = self.layers[j]
+                        st, dl, pd = wl["stride"][ax], wl["dilation"][ax], wl["padding"][ax]
+                        lim = wl["input_hw"][ax]
+                        if FLAGS.get("no_halo"):
+                            need = {min(o * st, lim - 1) for o in need}
+                        else:
+                            taps = [r * dl - pd for r in range(wl["dims"]["RS"[ax]])]
+                            need = {h for o in need for h in (o * st + t2 for t2 in taps) if 0 <= h < lim}
+                        tot[j, i] += len(need)
+                        big[j, i] = max(big[j, i], len(need))
+            self.walks[key] = tot, big
+        tot, big = self.walks[key]
+        idx = np.asarray(sizes, dtype=np.int64) - 1
+        return tot[a:, idx], big[a:, idx]
 
     def conv_cost(self, a, b, tp, tq):
         """(objective, room) arrays over tp (column vector) x tq (row vector)."""
@@ -81,16 +91,29 @@ class Chain:
         rt, rb = self.axis(a, b, 0, tp.ravel().tolist())
         ct, cb = self.axis(a, b, 1, tq.ravel().tolist())
         w = sum(self.wbytes(j) for j in range(a, b + 1))
-        res = self.residual and b == self.n - 1 and a > 0
-        traffic = w + rt[0][:, None] * ct[0][None, :] * self.cin(a) + P * Q * K * (2 if res else 1)
+        out_tile = np.minimum(tp, P) * np.minimum(tq, Q) * K
+        traffic = w + rt[0][:, None] * ct[0][None, :] * self.cin(a) + P * Q * K
         if FLAGS.get("halo_reused"):  # as if a tile kept what the previous one read
             first = self.layers[a]
             traffic = traffic - rt[0][:, None] * ct[0][None, :] * self.cin(a) \
                 + first["input_hw"][0] * first["input_hw"][1] * self.cin(a)
-        room = w + self.mb * rb[0][:, None] * cb[0][None, :] * self.cin(a)
+        room = w + self.mb * rb[0][:, None] * cb[0][None, :] * self.cin(a) + self.mb * out_tile
         for j in range(a + 1, b + 1):
             room = room + rb[j - a][:, None] * cb[j - a][None, :] * self.cin(j)
-        room = room + self.mb * np.minimum(tp, P) * np.minimum(tq, Q) * K * (2 if res else 1)
+        for s, e in self.residuals:
+            if a <= e <= b and s < a and not FLAGS.get("shortcut_free"):
+                # the source is in DRAM: each tile reads it at its footprint of e's output
+                if e == b:
+                    traffic = traffic + P * Q * K
+                    room = room + self.mb * out_tile
+                else:
+                    i, k = e + 1 - a, self.cout(e)
+                    traffic = traffic + rt[i][:, None] * ct[i][None, :] * k
+                    room = room + self.mb * rb[i][:, None] * cb[i][None, :] * k
+            elif a < s <= b < e and not FLAGS.get("shortcut_free"):
+                # the source is an intermediate here, read by a later group: written out once
+                hw = self.layers[s]["input_hw"]
+                traffic = traffic + hw[0] * hw[1] * self.cin(s)
         return traffic, room
 
     def gemm_cost(self, a, b, tm, tn):

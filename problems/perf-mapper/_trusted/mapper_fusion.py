@@ -110,10 +110,25 @@ def axis_stats(layers: Sequence[Mapping[str, Any]], axis: int, size: int) -> tup
     return total, largest, count
 
 
+def residual_pairs(chain: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """The chain's shortcuts as (s, e): the input of layer s is added to the output of layer e.
+    ``residuals`` lists them; a chain with ``residual`` true has one over the whole chain."""
+    if "residuals" in chain:
+        return [(int(s), int(e)) for s, e in chain["residuals"]]
+    return [(0, len(chain["layers"]) - 1)] if chain.get("residual") else []
+
+
 def conv_group(chain: Mapping[str, Any], arch: Mapping[str, Any], a: int, b: int,
                rows: tuple, cols: tuple, tp, tq) -> dict[str, Any]:
     """DRAM bytes, room and MACs of conv group a..b with tiles of tp x tq outputs; ``rows`` and
-    ``cols`` are :func:`axis_stats` of the group (numpy arrays over tile sizes work too)."""
+    ``cols`` are :func:`axis_stats` of the group (numpy arrays over tile sizes work too).
+
+    A shortcut (s, e) whose layer e is in the group: when the group also holds layer s, the
+    source (the input of s) is in the group's footprints, already held; otherwise every tile reads
+    the source at its footprint of e's output from DRAM (``residual_bytes``), with
+    ``multiple_buffering`` copies of the largest such read in the room. A shortcut whose source is
+    an intermediate of the group (s - 1 and s in it) and whose layer e is in a later group: the
+    group also writes the source to DRAM, every element once (``source_bytes``)."""
     layers = chain["layers"]
     glb = arch["levels"][0]
     mb = int(glb.get("multiple_buffering", 1))
@@ -122,20 +137,29 @@ def conv_group(chain: Mapping[str, Any], arch: Mapping[str, Any], a: int, b: int
     (sr, mr, _), (sc, mc, _) = rows, cols
     w = sum(weights(layers[j]) for j in range(a, b + 1))
     c_in = in_channels(layers[a])
-    resid = bool(chain.get("residual")) and b == len(layers) - 1 and a > 0
     out_tile = np.minimum(tp, P) * np.minimum(tq, Q) * K
     input_bytes = sr[0] * sc[0] * c_in
     output_bytes = P * Q * K
-    resid_bytes = output_bytes if resid else 0
+    resid_bytes, resid_room, source_bytes = 0, 0, 0
+    for s, e in residual_pairs(chain):
+        if a <= e <= b and s < a:
+            if e == b:
+                resid_bytes, resid_room = resid_bytes + output_bytes, resid_room + out_tile
+            else:
+                i, k = e + 1 - a, out_channels(layers[e])
+                resid_bytes, resid_room = resid_bytes + sr[i] * sc[i] * k, resid_room + mr[i] * mc[i] * k
+        elif a < s <= b < e:
+            hw = layers[s]["input_hw"]
+            source_bytes += hw[0] * hw[1] * in_channels(layers[s])
     room = (w + mb * mr[0] * mc[0] * c_in
             + sum(mr[j - a] * mc[j - a] * in_channels(layers[j]) for j in range(a + 1, b + 1))
-            + mb * out_tile * (2 if resid else 1))
+            + mb * out_tile + mb * resid_room)
     macs = P * Q * K * macs_per_output(last)
     for j in range(a, b):  # layer j computes its footprint of the input of layer j + 1, every tile
         macs = macs + sr[j + 1 - a] * sc[j + 1 - a] * out_channels(layers[j]) * macs_per_output(layers[j])
-    return {"dram_bytes": w + input_bytes + output_bytes + resid_bytes, "weight_bytes": w,
+    return {"dram_bytes": w + input_bytes + output_bytes + resid_bytes + source_bytes, "weight_bytes": w,
             "input_bytes": input_bytes, "output_bytes": output_bytes, "residual_bytes": resid_bytes,
-            "room": room, "macs": macs}
+            "source_bytes": source_bytes, "room": room, "macs": macs}
 
 
 def _ceil(x, y):
@@ -451,25 +475,60 @@ def _named(name: str, alias: str | None = None) -> dict[str, Any]:
     return wl
 
 
+def _mbv2(i: int, c: int, e: int, k: int, hw: int, stride: int) -> list[dict[str, Any]]:
+    """MobileNetV2's block ``features.i``: 1x1 expand c -> e, 3x3 depthwise (stride), 1x1 project
+    e -> k, on an hw x hw input (pm_shapes' shapes; a layer pm_shapes lacks is the same shape
+    under its own name)."""
+    tag = f"mobilenetv2.features.{i}"
+    p = (hw + 2 - 3) // stride + 1
+    out = []
+    for name, args in ((f"{tag}.expand", ("conv", c, e, hw, 1)), (f"{tag}.dw", ("depthwise", e, e, hw, 3, stride)),
+                       (f"{tag}.project", ("conv", e, k, p, 1))):
+        try:
+            out.append(_named(name))
+        except KeyError:
+            out.append(_conv(name, *args))
+    return out
+
+
 def mobilenet_blocks() -> list[dict[str, Any]]:
-    """MobileNetV2 inverted residual blocks whose output is 56 x 56 (pm_shapes' shapes; a layer
-    pm_shapes lacks is the same shape under its own name)."""
-    f2 = [_named("mobilenetv2.features.2.expand"), _named("mobilenetv2.features.2.dw"),
-          _named("mobilenetv2.features.2.project")]
-    f3 = [_named("mobilenetv2.features.3.expand"), _named("mobilenetv2.features.3.dw"),
-          _conv("mobilenetv2.features.3.project", "conv", 144, 24, 56, 1)]
-    return [{"name": "mobilenetv2.features.2", "layers": f2, "residual": False},
-            {"name": "mobilenetv2.features.3", "layers": f3, "residual": True}]
+    """Two consecutive MobileNetV2 inverted residual blocks (six layers): features.2 and .3 (56 x 56
+    outputs) or features.4 and .5 (28 x 28); the second block of each keeps its shape and adds its
+    input to its output."""
+    f2, f3 = _mbv2(2, 16, 96, 24, 112, 2), _mbv2(3, 24, 144, 24, 56, 1)
+    f4, f5 = _mbv2(4, 24, 144, 32, 56, 2), _mbv2(5, 32, 192, 32, 28, 1)
+    return [{"name": "mobilenetv2.features.2-3", "layers": f2 + f3, "residuals": [[3, 5]]},
+            {"name": "mobilenetv2.features.4-5", "layers": f4 + f5, "residuals": [[3, 5]]}]
+
+
+def _bottleneck(stage: int, i: int, c: int, m: int, hw: int) -> list[dict[str, Any]]:
+    """ResNet-50's bottleneck ``layer{stage}.{i}`` with an identity shortcut: 1x1 c -> m, 3x3 m -> m,
+    1x1 m -> c on hw x hw (pm_shapes' shapes, renamed where pm_shapes has the same shape under
+    another block's name)."""
+    tag = f"resnet50.layer{stage}"
+    out = []
+    for conv, args in (("conv1", (c, m, hw, 1)), ("conv2", (m, m, hw, 3)), ("conv3", (m, c, hw, 1))):
+        name = f"{tag}.{i}.{conv}"
+        for src in (name, f"{tag}.1.{conv}", f"{tag}.0.{conv}"):
+            try:
+                wl = _named(src, name)
+            except KeyError:
+                continue
+            if (wl["dims"]["C"], wl["dims"]["K"], wl["input_hw"][0], wl["stride"][0]) == (args[0], args[1], hw, 1):
+                out.append(wl)
+                break
+        else:
+            out.append(_conv(name, "conv", *args))
+    return out
 
 
 def resnet_blocks() -> list[dict[str, Any]]:
-    """ResNet-50 bottlenecks with an identity shortcut (pm_shapes' shapes)."""
-    l1 = [_named("resnet50.layer1.1.conv1"), _named("resnet50.layer1.0.conv2", "resnet50.layer1.1.conv2"),
-          _named("resnet50.layer1.0.conv3", "resnet50.layer1.1.conv3")]
-    l2 = [_conv("resnet50.layer2.1.conv1", "conv", 512, 128, 28, 1), _named("resnet50.layer2.1.conv2"),
-          _named("resnet50.layer2.1.conv3")]
-    return [{"name": "resnet50.layer1.1", "layers": l1, "residual": True},
-            {"name": "resnet50.layer2.1", "layers": l2, "residual": True}]
+    """Two consecutive ResNet-50 bottlenecks with identity shortcuts (six layers): layer1.1 and
+    layer1.2 (56 x 56) or layer2.1 and layer2.2 (28 x 28)."""
+    return [{"name": "resnet50.layer1.1-2", "layers": _bottleneck(1, 1, 256, 64, 56) + _bottleneck(1, 2, 256, 64, 56),
+             "residuals": [[0, 2], [3, 5]]},
+            {"name": "resnet50.layer2.1-2", "layers": _bottleneck(2, 1, 512, 128, 28) + _bottleneck(2, 2, 512, 128, 28),
+             "residuals": [[0, 2], [3, 5]]}]
 
 
 def llama_chains(tokens: int = 512) -> list[dict[str, Any]]:
@@ -497,35 +556,51 @@ def _least_room(chain: Mapping[str, Any], arch: Mapping[str, Any]) -> int:
 
 
 def _small_conv_chain(rng: np.random.Generator) -> dict[str, Any]:
-    hw = int(rng.integers(3, 6))
-    c0 = int(rng.integers(1, 4))
-    e = int(rng.integers(2, 6))
-    layers = [_conv("small.expand", "conv", c0, e, hw, 1),
-              _conv("small.dw", "depthwise", e, e, hw, 3, int(rng.choice([1, 1, 2])))]
-    p = layers[1]["dims"]["P"]
-    layers.append(_conv("small.project", "conv", e, c0, p, 1))
-    resid = layers[1]["stride"][0] == 1 and bool(rng.random() < 0.7)
-    return {"name": "small-block", "layers": layers, "residual": resid}
+    """Two small inverted residual blocks (six layers; the first block of stride 1 on a 2 x 2
+    input or of stride 2 on a 3 x 3 one, so every layer after it is 2 x 2), each with its
+    shortcut when it keeps its shape (drawn)."""
+    stride = int(rng.choice([1, 2]))
+    hw = 2 if stride == 1 else 3
+    c0, c1 = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    layers, residuals = [], []
+    for blk, (cin, cout, st) in enumerate(((c0, c1, stride), (c1, c1, 1))):
+        e = int(rng.integers(2, 4))
+        layers += [_conv(f"small.{blk}.expand", "conv", cin, e, hw, 1),
+                   _conv(f"small.{blk}.dw", "depthwise", e, e, hw, 3, st)]
+        p = layers[-1]["dims"]["P"]
+        layers.append(_conv(f"small.{blk}.project", "conv", e, cout, p, 1))
+        if st == 1 and cin == cout and rng.random() < 0.8:
+            residuals.append([3 * blk, 3 * blk + 2])
+        hw = p
+    return {"name": "small-blocks", "layers": layers, "residuals": residuals}
 
 
-def gen_conv_fusion(rng: np.random.Generator, *, family: str = "mobilenet", small: bool = False) -> dict[str, Any]:
-    """A conv chain and a GLB whose capacity makes the fusion and the tiles compete for room."""
+def gen_conv_fusion(rng: np.random.Generator, *, family: str = "mobilenet", small: bool = False,
+                    min_valid: float = 0) -> dict[str, Any]:
+    """Two consecutive blocks and a GLB whose capacity makes the fusion and the tiles compete for
+    room, log-uniform in ``CAP_RANGE`` times the least room, in whole KiB; drawn again (capacity
+    only) while the valid schedules (:func:`valid_space_size`) are fewer than ``min_valid``."""
     if small:
         chain = _small_conv_chain(rng)
         arch = _arch(0, int(rng.choice([1, 2])))
         least = _least_room(chain, arch)
-        arch["levels"][0]["capacity_bytes"] = int(least + rng.integers(0, 3 * least + 1))
+        arch["levels"][0]["capacity_bytes"] = int(least + rng.integers(0, 2 * least + 1))
         return {"chain": chain, "architecture": arch}
     blocks = mobilenet_blocks() if family == "mobilenet" else resnet_blocks()
     chain = blocks[int(rng.integers(0, len(blocks)))]
     arch = _arch(0, int(rng.choice([1, 2])))
-    # a GLB drawn log-uniformly from just above the least room to 96 KiB (MobileNetV2) or to eight
-    # times the least room (ResNet-50), in whole KiB
     least = _least_room(chain, arch)
-    hi = 96 * 1024 if family == "mobilenet" else 8 * least
-    cap = math.exp(rng.uniform(math.log(1.1 * least), math.log(hi)))
-    arch["levels"][0]["capacity_bytes"] = int(math.ceil(cap / 1024)) * 1024
-    return {"chain": chain, "architecture": arch}
+    lo, hi = CAP_RANGE[family]
+    while True:  # drawn again while the valid schedules are fewer than min_valid
+        cap = math.exp(rng.uniform(math.log(lo * least), math.log(hi * least)))
+        arch["levels"][0]["capacity_bytes"] = int(math.ceil(cap / 1024)) * 1024
+        if valid_space_size(chain, arch) >= min_valid:
+            return {"chain": chain, "architecture": arch}
+
+
+# the GLB's range, in multiples of the least room any schedule needs: below 1.5 few schedules are
+# valid; above 24 (MobileNetV2) or 6 (ResNet-50) a whole chain's tile can come near fitting at once
+CAP_RANGE = {"mobilenet": (1.5, 24.0), "resnet": (1.5, 6.0)}
 
 
 def _small_gemm_chain(rng: np.random.Generator) -> dict[str, Any]:

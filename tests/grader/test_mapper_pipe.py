@@ -121,7 +121,8 @@ def _tiny_chains(engine):
 def test_the_search_and_the_count_are_exact_on_every_answer_of_small_three_layer_chains(engine):
     """Each layer's mappings judged once by the host (energy, cycles, columns, GLB bytes), every
     combination of one per layer checked against the shared limits: the least value equals the
-    search's (the product and every interval cap), and their number the space's count."""
+    search's (the product and every interval cap), and their number the space's count (with and
+    without each interval cap)."""
     tried = 0
     for works, arch in _tiny_chains(engine):
         rows = []
@@ -138,6 +139,9 @@ def test_the_search_and_the_count_are_exact_on_every_answer_of_small_three_layer
                   if sum(x[2] for x in c) <= fx and sum(x[3] for x in c) <= cap]
         per_layer, joint = engine.space_size(works, arch)
         assert per_layer == [len(r) for r in rows] and round(joint) == len(combos)
+        for t in sorted({x[1] for r in rows for x in r}):  # the answers within each interval cap
+            within = [c for c in combos if max(x[1] for x in c) <= t]
+            assert round(engine.space_size(works, arch, t)[1]) == len(within)
         if not combos:
             continue
         tried += 1

@@ -340,6 +340,30 @@ def mapping_json(choice: tuple, r: Mapping[str, np.ndarray], g: Mapping[str, np.
                                {d: D[d][i] for d in DIMS}, og, od), sort_keys=True, separators=(",", ":"))
 
 
+def spatial_ways(s: Mapping[str, int], fx: int, fy: int) -> dict[int, set]:
+    """The distinct spatial assignments (x dim, y dim) that unroll ``s`` on an fx x fy array, by
+    the x factor (the columns used): :func:`candidates` yields one per ``s``, the space counts each."""
+    ways: dict[int, set] = {}
+    for xd, x in [(None, 1)] + [(d, x) for d in DIMS for x in _divisors(s[d]) if 1 < x <= fx]:
+        rest = {d: s[d] // (x if d == xd else 1) for d in DIMS}
+        used = [d for d in DIMS if rest[d] > 1]
+        if len(used) <= 1 and (not used or rest[used[0]] <= fy):
+            ways.setdefault(x, set()).add((xd, used[0] if used else None))
+    return ways
+
+
+FACTORIAL = np.asarray([1.0, 1.0, 2.0, 6.0])
+
+
+def distinct_orders(g: Mapping[str, np.ndarray], D: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The distinct pairs of loop orders (GLB, DRAM) of each factor choice: loops of factor 1 are
+    left out, so a level with n live loops has n! orders."""
+    orders = np.ones(len(g[DIMS[0]]))
+    for f in (g, D):
+        orders = orders * FACTORIAL[sum((f[d] > 1).astype(np.int64) for d in DIMS)]
+    return orders
+
+
 def candidates(workload: Mapping[str, Any], architecture: Mapping[str, Any]) -> Iterator[tuple]:
     """Per spatial unrolling at the GLB: (choice, s, r, g, D), the factor arrays (RF, GLB, DRAM
     per dimension) of every factorisation that fits; the loop orders are the caller's."""

@@ -41,7 +41,6 @@ from reference_models import pm_core
 from . import mapper
 
 LARGEST = 36  # the largest dimension of a hidden layer (the reference search's time)
-FACTORIAL = np.asarray([1.0, 1.0, 2.0, 6.0])
 
 
 # ------------------------------------------------------------------------------------------
@@ -292,11 +291,14 @@ def search_energy(workloads: list[Mapping[str, Any]], architecture: Mapping[str,
     return _result(out[0], _answer(pts, out[1]))
 
 
-def space_size(workloads: list[Mapping[str, Any]], architecture: Mapping[str, Any]) -> tuple[list[int], float]:
+def space_size(workloads: list[Mapping[str, Any]], architecture: Mapping[str, Any],
+               interval_cap: int | None = None) -> tuple[list[int], float]:
     """(per layer, its valid mappings: distinct spatial assignments x factorisations that fit x
     distinct pairs of loop orders, as ``mapper.enumerate_space`` lists them; the answers, one valid
     mapping per layer, that keep the shared limits). The second is counted from each layer's
-    histogram over (columns, GLB bytes), combined with an FFT (a float: exact to its rounding)."""
+    histogram over (columns, GLB bytes), combined with an FFT (a float: exact to its rounding).
+    With ``interval_cap``, only the mappings whose cycles (the spatial unrolling's time steps) are
+    within it count, in both."""
     fx, cap = _limits(architecture)
     fy = int(architecture["levels"][1]["fanout"][1])
     n = len(workloads)
@@ -305,17 +307,13 @@ def space_size(workloads: list[Mapping[str, Any]], architecture: Mapping[str, An
     shape = total.shape
     for w in workloads:
         hist = np.zeros((fx + 1, cap + 1))
+        macs = w["dims"]["M"] * w["dims"]["N"] * w["dims"]["K"]
         for _, s, r, g, D in mapper.candidates(w, architecture):
-            ways: dict[int, set] = {}
-            for xd, x in [(None, 1)] + [(d, x) for d in mapper.DIMS for x in mapper._divisors(s[d]) if 1 < x <= fx]:
-                rest = {d: s[d] // (x if d == xd else 1) for d in mapper.DIMS}
-                used = [d for d in mapper.DIMS if rest[d] > 1]
-                if len(used) <= 1 and (not used or rest[used[0]] <= fy):
-                    ways.setdefault(x, set()).add((xd, used[0] if used else None))
+            if interval_cap is not None and macs // (s["M"] * s["N"] * s["K"]) > interval_cap:
+                continue
+            ways = mapper.spatial_ways(s, fx, fy)
             need = _glb_bytes(w, architecture, s, r, g)
-            orders = np.ones(len(need))  # distinct loop orders: the loops of factor 1 are left out
-            for f in (g, D):
-                orders = orders * FACTORIAL[sum((f[d] > 1).astype(np.int64) for d in mapper.DIMS)]
+            orders = mapper.distinct_orders(g, D)
             ok = need <= cap
             counts = np.bincount(need[ok], weights=orders[ok], minlength=cap + 1)
             for x, assigned in ways.items():

@@ -207,12 +207,44 @@ def test_each_frontier_is_exact_on_every_mapping_of_small_spaces(engine):
             assert any(c <= pc and e <= pe * (1 + 1e-12) for c, e in zip(cyc, en))
 
 
+def test_the_chain_count_within_the_cap_is_every_valid_answer_of_small_chains(problems, engine):
+    """chain_space_size against every combination of one mapping per layer judged by the
+    evaluator: the answers within the latency cap (and within tighter and looser caps), and every
+    layer's valid mappings."""
+    problem = problems["cap-chain-energy-latency"]
+    cut = 0
+    for i in range(3):
+        kw = engine.gen_chain(np.random.default_rng([555, i]), small=True)
+        works, arch, cap = kw["workloads"], kw["architecture"], kw["latency_cap"]
+        per_layer, _ = engine.chain_space_size(works, arch)
+        assert per_layer == [sum(engine._judge(m, w, arch, 16384)[0] is None for m in engine.mapper.enumerate_space(w, arch))
+                             for w in works]
+        for c in (cap - 2, cap, cap + 5):
+            valid = sum(problem.evaluator_fn(a, works, arch, c)["valid"] for a in engine.enumerate_chain(works, arch, c))
+            assert round(engine.chain_space_size(works, arch, c)[1]) == valid
+            cut += valid < math.prod(per_layer)
+    assert cut  # the cap turns answers away
+
+
 @pytest.mark.parametrize("pid", IDS)
 def test_the_brute_force_proof_passes(problems, pid):
     report = Report()
     mapping_checks.proof_check(problems[pid], report)
     name, ok, detail = report.checks[0]
     assert name == "optimal (brute force)" and ok, detail
+
+
+def test_chain_instances_hold_min_valid_answers_within_their_cap(problems, engine):
+    """Every hidden and shown chain holds at least the generator's ``min_valid`` (10^10 or more)
+    answers within its latency cap, counted exactly, and the cap cuts the answers."""
+    problem = problems["cap-chain-energy-latency"]
+    floor = problem.data.generator.options["min_valid"]
+    assert floor >= 1e10
+    vs = vectors.load(problem)
+    for v in vs.hidden + vs.visible:
+        works, arch, cap = v.args
+        _, every = engine.chain_space_size(works, arch)
+        assert floor <= engine.chain_space_size(works, arch, cap)[1] < every, v.id
 
 
 def test_the_cap_of_a_chain_hidden_instance_binds(problems, engine):

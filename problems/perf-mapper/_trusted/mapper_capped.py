@@ -195,6 +195,41 @@ def search_chain(workloads: list[Mapping[str, Any]], architecture: Mapping[str, 
     return _result(best, answer)
 
 
+def chain_space_size(workloads: list[Mapping[str, Any]], architecture: Mapping[str, Any],
+                     latency_cap: int | None = None) -> tuple[list[int], float]:
+    """(per layer, its valid mappings, as ``mapper.enumerate_space`` lists them; the answers, one
+    valid mapping per layer, whose cycles add up to at most ``latency_cap``: all of them without
+    it). Counted exactly from each layer's histogram over its cycles (every factor choice under each
+    of the 36 pairs of full loop orders, weighted by its distinct orders over 36, so each distinct
+    mapping weighs 1), the histograms convolved up to the cap (a float: exact to its rounding)."""
+    fx, fy = architecture["levels"][1]["fanout"]
+    ports = [(lv, int(x["bytes_per_cycle"])) for lv, x in enumerate(architecture["levels"]) if "bytes_per_cycle" in x]
+    counting = {lv: _bytes_only(architecture, lv) for lv, _ in ports}
+    per_layer, joint, uncapped = [], np.ones(1), 1.0
+    for w in workloads:
+        dims = w["dims"]
+        macs = dims["M"] * dims["N"] * dims["K"]
+        hist, total = np.zeros(1 if latency_cap is None else latency_cap + 1), 0.0
+        for _, s, r, g, D in mapper.candidates(w, architecture):
+            weight = sum(len(v) for v in mapper.spatial_ways(s, fx, fy).values()) * mapper.distinct_orders(g, D) / 36
+            steps = macs // (s["M"] * s["N"] * s["K"])
+            total += 36 * weight.sum()
+            if latency_cap is None:
+                continue
+            for og, od in itertools.product(mapper.ORDERS, mapper.ORDERS):
+                cycles = np.full(len(weight), steps, dtype=np.int64)
+                for lv, bw in ports:
+                    moved, _ = mapper._costs(w, counting[lv], s, r, g, D, og, od)
+                    cycles = np.maximum(cycles, np.ceil(moved / bw).astype(np.int64))
+                ok = cycles <= latency_cap
+                hist += np.bincount(cycles[ok], weights=weight[ok], minlength=latency_cap + 1)
+        per_layer.append(int(round(total)))
+        uncapped *= total
+        if latency_cap is not None:
+            joint = np.convolve(joint, hist)[: latency_cap + 1]
+    return per_layer, float(uncapped if latency_cap is None else joint.sum())
+
+
 # ------------------------------------------------------------------------------------------
 # the spaces of the brute-force proof
 # ------------------------------------------------------------------------------------------
@@ -233,10 +268,12 @@ def _between(rng: np.random.Generator, lo: float, hi: float) -> float:
     return lo + float(rng.uniform(0.2, 0.7)) * (hi - lo)
 
 
-def gen_chain(rng: np.random.Generator, *, small: bool = False, layers: int = 3) -> dict[str, Any]:
+def gen_chain(rng: np.random.Generator, *, small: bool = False, layers: int = 3,
+              min_valid: float = 0) -> dict[str, Any]:
     """A chain of GEMMs (an MLP: layer i maps K_i features to N_i = K_{i+1} for M tokens), one
     accelerator with a DRAM port, and a total latency cap between the sum of the layers' fewest
-    cycles and the sum of the cycles of their least-energy mappings."""
+    cycles and the sum of the cycles of their least-energy mappings; drawn again while fewer than
+    ``min_valid`` answers are within the cap (:func:`chain_space_size`)."""
     for _ in range(100):
         arch = _instance(rng, small)[1]
         if small:
@@ -253,8 +290,10 @@ def gen_chain(rng: np.random.Generator, *, small: bool = False, layers: int = 3)
         fronts = [frontier(w, arch)[0] for w in works]
         lo, hi = sum(int(f[0]) for f in fronts), sum(int(f[-1]) for f in fronts)
         if hi > lo + 1 or small:
-            return {"workloads": works, "architecture": arch, "latency_cap": int(_between(rng, lo, hi))}
-    raise ValueError("no instance with a binding latency cap")
+            cap = int(_between(rng, lo, hi))
+            if small or not min_valid or chain_space_size(works, arch, cap)[1] >= min_valid:
+                return {"workloads": works, "architecture": arch, "latency_cap": cap}
+    raise ValueError("no instance with a binding latency cap and min_valid answers within it")
 
 
 # ------------------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ def grade_mapping_answer(problem: Any, item: QAItem, extraction: AnswerExtractio
     if at:
         return Grade(verdict=Verdict.CORRECT, reason=f"{item.id} at the best known (score {s:.4f})"
                      + (", a new best known" if new else ""), score=s, instances=[inst], vectors_passed=1, **common)
-    return Grade(verdict=Verdict.WRONG_ANSWER, reason=f"score {s:.3f}: {sc.objective} {obj:.6g} against the best "
+    return Grade(verdict=Verdict.WRONG_ANSWER, reason=f"score {s:.3f}: {sc.objective_name} {obj:.6g} against the best "
                  f"known {best:.6g} on {item.id}"[:400], score=s, instances=[inst], failed_vectors=[item.id], **common)
 
 

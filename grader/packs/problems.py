@@ -507,6 +507,14 @@ class ScoringSpec(_Strict):
     answer: str | None = Field(None, min_length=1, description="what the function returns, as the prompt names it, "
                                "when it is not the format's mapping (e.g. \"a fused schedule (a dict, as the spec "
                                "defines it)\"); the default names the format's mapping and its loops")
+    label: str | None = Field(None, min_length=1, max_length=60, description="what the prompts and reasons call "
+                              "the objective when its name alone would mislead (e.g. \"excess traffic\" when the "
+                              "spec leaves a compulsory part out); default: the objective's name")
+
+    @property
+    def objective_name(self) -> str:
+        """The objective as prompts and reasons name it."""
+        return self.label or self.objective
 
     @model_validator(mode="after")
     def _proof(self) -> "ScoringSpec":

@@ -59,7 +59,7 @@ def example_lines(problem: Problem, visible: Sequence[Vector]) -> list[str]:
         for n, v in enumerate(visible, 1):
             best = v.expected["best"]
             lines += [f"Example {n} (a shown instance, never a hidden one):", "", "```python",
-                      call_text(problem, v.args), f"# the best mapping known ({sc.objective} {best:.10g}; it scores 1)",
+                      call_text(problem, v.args), f"# the best mapping known ({sc.objective_name} {best:.10g}; it scores 1)",
                       v.expected["mapping"], "```", ""]
         return lines
     lines = ["", "## Examples", ""]
@@ -98,7 +98,7 @@ def render_prompt(problem: Problem, visible: Sequence[Vector]) -> str:
     if sc is not None:
         what, it = (sc.answer, "it") if sc.answer else (_FORMAT_MAPPING, "the mapping")
         lines += ["", f"Return {what}. The grader checks it and computes its "
-                  f"{sc.objective} on its side; its score is the best known {sc.objective} divided by yours (0 when "
+                  f"{sc.objective_name} on its side; its score is the best known {sc.objective_name} divided by yours (0 when "
                   f"{it} is invalid), and an instance counts as solved within {sc.tolerance:.1%} of the best "
                   "known."]
     else:

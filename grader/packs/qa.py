@@ -270,12 +270,12 @@ def render_qa_prompt(problem: Problem, item: QAItem, visible: Sequence[Vector]) 
     if item.kind == "mapping":
         assert sc is not None
         if sc.answer:  # an answer of the problem's own form: its spec defines it
-            lines += [f"Which answer for this instance has the least {sc.objective}?", "", "## Answer format", "",
-                      _ANSWER_FORMAT.format(answer=sc.answer, max_bytes=sc.max_bytes, objective=sc.objective,
+            lines += [f"Which answer for this instance has the least {sc.objective_name}?", "", "## Answer format", "",
+                      _ANSWER_FORMAT.format(answer=sc.answer, max_bytes=sc.max_bytes, objective=sc.objective_name,
                                             tolerance=sc.tolerance)]
         else:
-            lines += [f"Which mapping of this instance has the least {sc.objective}?", "", "## Answer format", "",
-                      _MAPPING_FORMAT.format(max_bytes=sc.max_bytes, objective=sc.objective, tolerance=sc.tolerance)]
+            lines += [f"Which mapping of this instance has the least {sc.objective_name}?", "", "## Answer format", "",
+                      _MAPPING_FORMAT.format(max_bytes=sc.max_bytes, objective=sc.objective_name, tolerance=sc.tolerance)]
     elif item.kind == "value":
         lines += ["What does it return for this input?", "", "## Answer format", "", _VALUE_FORMAT]
     else:

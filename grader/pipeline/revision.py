@@ -100,7 +100,7 @@ def qa_examples_feedback(problem: Problem, visible: Sequence[Vector]) -> str:
         call = ", ".join(f"{p.name}={_j(a, 2000)}" for p, a in zip(sig.params, v.args))
         if sc is not None:  # a search problem: the example's best known mapping and its objective
             lines.append(f"- Example {n}: for `{sig.entry_point}({call})` the best mapping known is "
-                         f"`{v.expected['mapping']}` ({sc.objective} {v.expected['best']:.10g})")
+                         f"`{v.expected['mapping']}` ({sc.objective_name} {v.expected['best']:.10g})")
             continue
         expected = {f.name: v.expected[f.name] for f in problem.data.outputs}
         lines.append(f"- Example {n}: `{sig.entry_point}({call})` returns `{_j(expected, 2000)}`")

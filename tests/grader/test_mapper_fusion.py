@@ -345,3 +345,29 @@ def test_the_offline_demo_model_answers_a_schedule_item_right_and_wrong():
     wrong = [grade_qa(problem, item, demo_qa_answer(problem, item, s, right=False)) for s in range(6)]
     assert all(g.verdict is not Verdict.CORRECT for g in wrong if g.verdict is not Verdict.NO_ANSWER)
     assert any(g.score is not None and g.score < 1 for g in wrong)
+
+
+def test_the_traffic_problems_name_their_objective_the_excess_traffic():
+    """The conv chains score the excess DRAM traffic (the compulsory part left out): the prompts'
+    shown example, score sentence and Q&A question say so (``[scoring] label``), and a worse
+    answer's reason names it."""
+    from grader.grading.qa import grade_qa
+    from grader.packs.prompt import render_prompt
+    from grader.packs.qa import qa_items, render_qa_prompt
+
+    for pid in ("fuse-mbv2-traffic", "fuse-resnet-traffic"):
+        problem = CATALOG.find(f"perf-mapper/{pid}")
+        assert problem.data.scoring.objective == "traffic" and problem.data.scoring.objective_name == "excess traffic"
+        vs = vectors.load(problem)
+        code = render_prompt(problem, vs.visible)
+        assert "# the best mapping known (excess traffic " in code
+        assert "computes its excess traffic on its side; its score is the best known excess traffic divided" in code
+        assert "(traffic " not in code and "known traffic" not in code
+        item = qa_items(problem, vs.hidden, 1)[0]
+        qa = render_qa_prompt(problem, item, vs.visible)
+        assert "Which answer for this instance has the least excess traffic?" in qa and "known traffic" not in qa
+    layers = len(item.args[0]["layers"])
+    worse = {"groups": [{"layers": 1, "tile": {"P": 1, "Q": 1}} for _ in range(layers)]}
+    g = grade_qa(problem, item, f"```json\n{json.dumps(worse)}\n```\n")
+    assert g.verdict is Verdict.WRONG_ANSWER and ": excess traffic " in g.reason, g.reason
+    assert CATALOG.find("perf-mapper/gemm-energy-mapper").data.scoring.objective_name == "energy"  # no label

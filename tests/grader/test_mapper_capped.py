@@ -226,6 +226,45 @@ def test_the_chain_count_within_the_cap_is_every_valid_answer_of_small_chains(pr
     assert cut  # the cap turns answers away
 
 
+@pytest.mark.parametrize("pid", IDS[:2])
+def test_the_count_within_the_cap_is_every_valid_mapping_of_small_spaces(problems, engine, pid):
+    """within_cap_size with every split and loop order judged (samples and orders above the
+    strata's sizes) against every mapping of the proof's small instances judged by the evaluator:
+    the valid ones, and those within every cap from the tightest to one that holds them all."""
+    problem = problems[pid]
+    what = "cycles" if pid == "cap-energy-under-latency" else "energy"
+    judged = 0
+    for i in range(4):
+        kw = plain(problem.generator_fn(np.random.default_rng([7070, i]), **{**problem.data.generator.options, "small": True}), "t")
+        args = [kw[p.name] for p in problem.data.signature.params][:3]
+        rows = [br for m in engine.enumerate_capped(*args, None)
+                if (br := engine._judge(m, *args[:2], 16384, args[2]))[0] is None]
+        values = sorted({br[1]["cycles" if what == "cycles" else "energy_pj"] for br in rows})
+        assert engine.within_cap_size(*args, samples=10**6, orders=10**6) == (len(rows), len(rows))
+        for cap in values:
+            within = sum(problem.evaluator_fn(m, *args, cap)["valid"] for m in engine.enumerate_capped(*args, cap))
+            assert engine.within_cap_size(*args, (what, cap), samples=10**6, orders=10**6) == (len(rows), within)
+            judged += 0 < within < len(rows)
+    assert judged >= 4  # caps that cut the space, not only all or nothing
+
+
+def test_the_sampled_count_within_the_cap_is_unbiased(problems, engine):
+    """With fewer samples than a stratum's splits and fewer orders than a point's, the estimate
+    averaged over seeds comes to the exact count (the real instances' figures are such estimates)."""
+    problem = problems["cap-energy-under-latency"]
+    args = None
+    for i in range(40):  # a small instance whose strata are sampled
+        kw = plain(problem.generator_fn(np.random.default_rng([7071, i]), **{**problem.data.generator.options, "small": True}), "t")
+        args = [kw[p.name] for p in problem.data.signature.params]
+        exact = engine.within_cap_size(*args[:3], ("cycles", args[3]), samples=10**6, orders=10**6)
+        if exact[1] >= 20 and engine.within_cap_size(*args[:3], ("cycles", args[3]), samples=4, orders=2) != exact:
+            break
+    else:
+        pytest.fail("no small instance with sampled strata")
+    runs = np.array([engine.within_cap_size(*args[:3], ("cycles", args[3]), samples=4, orders=2, seed=s) for s in range(200)])
+    error = runs.std(axis=0, ddof=1) / math.sqrt(len(runs))  # the standard error of the mean
+    assert np.all(np.abs(runs.mean(axis=0) - exact) <= 4 * error) and np.all(error < 0.1 * np.asarray(exact))
+
 @pytest.mark.parametrize("pid", IDS)
 def test_the_brute_force_proof_passes(problems, pid):
     report = Report()

@@ -24,6 +24,10 @@ product of every temporal factor) and the whole number of cycles the port needs
   once with the energies per byte and once counting DRAM bytes only), then the exact combination
   of the layers' frontiers; ``proven`` true; the cap is drawn between the sum of the layers'
   fewest cycles and the sum of the cycles of their least-energy mappings, so it binds.
+
+:func:`within_cap_size` estimates how many of a single layer's valid mappings are within a cap (the
+README's figures: far below 10^10 on the hidden instances); :func:`chain_space_size` counts a chain's
+answers within its cap exactly.
 """
 
 from __future__ import annotations
@@ -113,6 +117,23 @@ def _bytes_only(architecture: Mapping[str, Any], level: int) -> dict[str, Any]:
                                       for i, lv in enumerate(architecture["levels"])])
 
 
+
+def _ports(architecture: Mapping[str, Any]) -> list[tuple[int, int, dict[str, Any]]]:
+    """(level, bytes_per_cycle, the architecture counting that level's bytes) of each port."""
+    return [(lv, int(x["bytes_per_cycle"]), _bytes_only(architecture, lv))
+            for lv, x in enumerate(architecture["levels"]) if "bytes_per_cycle" in x]
+
+
+def _cycles(workload: Mapping[str, Any], ports: list[tuple[int, int, dict[str, Any]]], steps: int, n: int,
+            s: Any, r: Any, g: Any, D: Any, og: Any, od: Any) -> np.ndarray:
+    """The cycles of each of a factor choice's ``n`` tilings under one pair of loop orders: the
+    time steps, or a port's whole cycles (the bytes it moves over its bytes_per_cycle) when more."""
+    cycles = np.full(n, steps, dtype=np.int64)
+    for _, bw, counting in ports:
+        moved, _ = mapper._costs(workload, counting, s, r, g, D, og, od)
+        cycles = np.maximum(cycles, np.ceil(moved / bw).astype(np.int64))
+    return cycles
+
 def _pareto(cycles: np.ndarray, energy: np.ndarray) -> np.ndarray:
     """Indices of the points no other point beats in both (ties: one kept), by cycles ascending.
     Only the points faster than the least-energy one can be on it: most chunks have none."""
@@ -132,17 +153,13 @@ def _frontier_cached(key: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]
     workload, architecture = json.loads(key)
     dims = workload["dims"]
     macs = dims["M"] * dims["N"] * dims["K"]
-    ports = [(lv, int(x["bytes_per_cycle"])) for lv, x in enumerate(architecture["levels"]) if "bytes_per_cycle" in x]
-    counting = {lv: _bytes_only(architecture, lv) for lv, _ in ports}
+    ports = _ports(architecture)
     cyc_parts, e_parts, maps = [], [], []
     for choice, s, r, g, D in mapper.candidates(workload, architecture):
         steps = macs // (s["M"] * s["N"] * s["K"])
         for og, od in itertools.product(mapper.ORDERS, mapper.ORDERS):
             energy, _ = mapper._costs(workload, architecture, s, r, g, D, og, od)
-            cycles = np.full(len(energy), steps, dtype=np.int64)
-            for lv, bw in ports:
-                moved, _ = mapper._costs(workload, counting[lv], s, r, g, D, og, od)
-                cycles = np.maximum(cycles, np.ceil(moved / bw).astype(np.int64))
+            cycles = _cycles(workload, ports, steps, len(energy), s, r, g, D, og, od)
             for i in _pareto(cycles, energy):
                 cyc_parts.append(int(cycles[i]))
                 e_parts.append(float(energy[i]))
@@ -203,8 +220,7 @@ def chain_space_size(workloads: list[Mapping[str, Any]], architecture: Mapping[s
     of the 36 pairs of full loop orders, weighted by its distinct orders over 36, so each distinct
     mapping weighs 1), the histograms convolved up to the cap (a float: exact to its rounding)."""
     fx, fy = architecture["levels"][1]["fanout"]
-    ports = [(lv, int(x["bytes_per_cycle"])) for lv, x in enumerate(architecture["levels"]) if "bytes_per_cycle" in x]
-    counting = {lv: _bytes_only(architecture, lv) for lv, _ in ports}
+    ports = _ports(architecture)
     per_layer, joint, uncapped = [], np.ones(1), 1.0
     for w in workloads:
         dims = w["dims"]
@@ -217,10 +233,7 @@ def chain_space_size(workloads: list[Mapping[str, Any]], architecture: Mapping[s
             if latency_cap is None:
                 continue
             for og, od in itertools.product(mapper.ORDERS, mapper.ORDERS):
-                cycles = np.full(len(weight), steps, dtype=np.int64)
-                for lv, bw in ports:
-                    moved, _ = mapper._costs(w, counting[lv], s, r, g, D, og, od)
-                    cycles = np.maximum(cycles, np.ceil(moved / bw).astype(np.int64))
+                cycles = _cycles(w, ports, steps, len(weight), s, r, g, D, og, od)
                 ok = cycles <= latency_cap
                 hist += np.bincount(cycles[ok], weights=weight[ok], minlength=latency_cap + 1)
         per_layer.append(int(round(total)))
@@ -370,6 +383,80 @@ def enumerate_capped(workload: Mapping[str, Any], architecture: Mapping[str, Any
     """Every mapping of the layer's space (``mapper_llm.enumerate_space``; the cap is the evaluator's)."""
     return mapper_llm.enumerate_space(workload, architecture, holds)
 
+
+def within_cap_size(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
+                    limit: tuple[str, float] | None = None, samples: int = 120, orders: int = 6,
+                    seed: int = 0) -> tuple[float, float]:
+    """(the valid mappings of a layer on a deep accelerator, those of them within ``limit``, a
+    (``"cycles"`` or ``"energy"``, cap) pair: all of them without it), estimated by stratified
+    sampling with the spatial unrollings enumerated (the README's figures).
+
+    A stratum fixes the dimension that may use each array axis and every spatial factor (a point
+    whose axis is unused belongs to the stratum of the first dimension, as in
+    ``mapper_llm.space_size``): the cycles depend mostly on those. In a stratum the temporal
+    factors are every split when they number at most ``samples``, else ``samples`` uniform draws
+    (each weighing the splits over the draws); a point that fits every capacity weighs its distinct
+    loop orders, all of them judged when they number at most ``orders``, else ``orders`` uniform
+    draws. So the count is exact on spaces that small (the proof's instances) and unbiased
+    otherwise."""
+    kit = mapper_llm._KIT
+    prob = kit["Problem"](workload, architecture, holds, "energy", limit=limit)
+    rng = np.random.default_rng(seed)
+    k = len(prob.slots)
+    big = [d for d in prob.dims if prob.size[d] > 1]
+    first = (big or prob.dims)[0]
+    fixed = mapper_llm.fixed_slots(prob)
+    axes = sorted(prob.cap)
+    valid = within = 0.0
+    for owners in itertools.product(big or [first], repeat=len(axes)):
+        if any(d != first and (d, i) in fixed for d, i in zip(owners, axes)):
+            continue  # the axis stays unused: the first dimension's stratum
+        allowed = {d: [i for i in range(k) if (d, i) not in fixed
+                       and (i not in prob.cap or owners[axes.index(i)] == d)] for d in prob.dims}
+        spatial = {d: [i for i in allowed[d] if i in prob.cap] for d in prob.dims}
+        temporal = {d: [i for i in allowed[d] if i not in prob.cap] for d in prob.dims}
+        choices = []
+        for d in prob.dims:  # a dimension other than the first leaves none of its axes unused
+            low = 1 if d == first else 2
+            choices.append([c for c in itertools.product(*[[x for x in range(low, prob.cap[i] + 1)
+                                                            if prob.size[d] % x == 0] for i in spatial[d]])
+                            if prob.size[d] % math.prod(c) == 0])
+        for choice in itertools.product(*choices):
+            rest = {d: prob.size[d] // math.prod(c) for d, c in zip(prob.dims, choice)}
+            if any(rest[d] > 1 and not temporal[d] for d in prob.dims):
+                continue
+            count = math.prod(mapper_llm._count_splits(rest[d], len(temporal[d])) for d in prob.dims if temporal[d])
+            if count <= samples:
+                draws = itertools.product(*[mapper_llm._splits(rest[d], len(temporal[d])) if temporal[d] else [()]
+                                            for d in prob.dims])
+                weight = 1.0
+            else:
+                draws = (tuple(tuple(mapper_llm._uniform_split(rng, rest[d], len(temporal[d])))
+                               if temporal[d] else () for d in prob.dims) for _ in range(samples))
+                weight = count / samples
+            for split in draws:
+                f = {d: [1] * k for d in prob.dims}
+                for d, c, t in zip(prob.dims, choice, split):
+                    for i, x in zip(spatial[d], c):
+                        f[d][i] = x
+                    for i, x in zip(temporal[d], t):
+                        f[d][i] = x
+                value = prob.cost(f, [list(prob.dims)] * prob.depth)[0]
+                if not math.isfinite(value):
+                    continue  # over a capacity, whatever the orders
+                live = [[d for d in prob.dims if f[d][prob.temporal[lv]] > 1] for lv in range(prob.depth)]
+                n = math.prod(math.factorial(len(x)) for x in live)
+                valid += weight * n
+                if limit is None:
+                    continue
+                if n <= orders:
+                    picks = list(itertools.product(*[itertools.permutations(x) for x in live]))
+                else:
+                    picks = [[rng.permutation(x).tolist() for x in live] for _ in range(orders)]
+                ok = sum(prob.cost(f, [list(o) + [d for d in prob.dims if d not in o] for o in pick])[0]
+                         < kit["PENALTY"] for pick in picks)
+                within += weight * n * ok / len(picks)
+    return valid, (valid if limit is None else within)
 
 def _deep_anchors(drawn: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The breakdowns of the least-energy and of the fastest mapping found (ANCHOR_SEEDS searches)."""

@@ -594,7 +594,7 @@ def gen_conv_fusion(rng: np.random.Generator, *, family: str = "mobilenet", smal
     while True:  # drawn again while the valid schedules are fewer than min_valid
         cap = math.exp(rng.uniform(math.log(lo * least), math.log(hi * least)))
         arch["levels"][0]["capacity_bytes"] = int(math.ceil(cap / 1024)) * 1024
-        if valid_space_size(chain, arch) >= min_valid:
+        if not min_valid or valid_space_size(chain, arch) >= min_valid:
             return {"chain": chain, "architecture": arch}
 
 

@@ -165,6 +165,22 @@ def _uniform_split(rng: np.random.Generator, n: int, k: int) -> list[int]:
     return out
 
 
+def fixed_slots(prob: Any) -> set[tuple[str, int]]:
+    """The (dimension, slot) pairs whose factor is 1 on every valid point: a dimension relevant to
+    a tensor whose partition at a level holds a single element (two overflow it) keeps factor 1 at
+    that level and below."""
+    fixed = set()
+    for lv in range(prob.depth - 1):
+        arch = prob.levels[lv]
+        cap = arch["capacity_bytes"]
+        mb = int(arch.get("multiple_buffering", 1))
+        for t in prob.holds[lv]:
+            bits = prob.bits["psum"] if t == "O" else prob.bits[t]
+            if isinstance(cap, dict) and mb * -(-2 * bits // 8) > cap[t]:
+                fixed |= {(d, i) for d in prob.rel[t] for i, (l, _) in enumerate(prob.slots) if l <= lv}
+    return fixed
+
+
 def space_size(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
                samples: int = 400, seed: int = 0) -> float:
     """An unbiased estimate of the number of VALID mappings of the space (the README's figures).
@@ -178,15 +194,7 @@ def space_size(workload: Mapping[str, Any], architecture: Mapping[str, Any], hol
     rng = np.random.default_rng(seed)
     k = len(prob.slots)
     big = [d for d in prob.dims if prob.size[d] > 1]
-    fixed = set()
-    for lv in range(prob.depth - 1):
-        arch = prob.levels[lv]
-        cap = arch["capacity_bytes"]
-        mb = int(arch.get("multiple_buffering", 1))
-        for t in prob.holds[lv]:
-            bits = prob.bits["psum"] if t == "O" else prob.bits[t]
-            if isinstance(cap, dict) and mb * -(-2 * bits // 8) > cap[t]:
-                fixed |= {(d, i) for d in prob.rel[t] for i, (l, _) in enumerate(prob.slots) if l <= lv}
+    fixed = fixed_slots(prob)
     axes = sorted(prob.cap)
     total = 0.0
     for owners in itertools.product(big or [prob.dims[0]], repeat=len(axes)):

@@ -103,6 +103,39 @@ def test_exact_on_three_level_and_bypassing_hierarchies(llm):
         _agree(llm, {}, _small(llm, seed, "nvdla-like"), "edp")
 
 
+
+def _larger(llm, seed, arch, layers):
+    """A small instance of ``arch`` with dims to 8 (products 24 to 64), bit widths that do not
+    fill whole bytes, random energies per byte and every capacity 1 to 8 times the small one's."""
+    rng = np.random.default_rng(9000 + seed)
+    inst = llm.gen_llm_mapping(np.random.default_rng(seed), layers=layers, arch=arch, small=True)
+    while True:
+        dims = {d: int(rng.choice([1, 2, 3, 4, 6, 8])) for d in ("M", "N", "K")}
+        if 24 <= math.prod(dims.values()) <= 64:
+            break
+    inst["workload"]["dims"] = dims
+    inst["workload"]["bits"] = {"I": int(rng.choice([4, 8, 16])), "W": int(rng.choice([4, 8])),
+                                "O": int(rng.choice([8, 12])), "psum": int(rng.choice([12, 24]))}
+    for level in inst["architecture"]["levels"]:
+        level["read_pj_per_byte"] = float(rng.uniform(0.1, 10))
+        level["write_pj_per_byte"] = float(rng.uniform(0.1, 10))
+        cap = level["capacity_bytes"]
+        if isinstance(cap, dict):
+            level["capacity_bytes"] = {t: c * int(rng.integers(1, 9)) for t, c in cap.items()}
+        elif cap is not None:
+            level["capacity_bytes"] = cap * int(rng.integers(1, 9))
+    return inst
+
+
+@pytest.mark.parametrize(("arch", "layers"), [("simba-like", "pointwise"), ("tpu-v4i-like", "prefill")])
+def test_exact_on_the_five_level_and_cmem_hierarchies(llm, arch, layers):
+    """The M1 five-level problems' and M2 prefill's accelerators (their references since 0.9.1):
+    Simba-like (three levels fanning out, each level bypassed by some tensor) and TPU-like with
+    the CMEM, tiny and larger instances, both objectives."""
+    for seed in range(20):
+        _agree(llm, {}, _small(llm, seed, arch), "energy" if seed % 2 else "edp")
+        _agree(llm, {}, _larger(llm, seed, arch, layers), "edp" if seed % 2 else "energy")
+
 def test_exact_with_odd_bit_widths_and_energies(llm):
     for seed in range(6):
         _agree(llm, {}, _odd(llm, seed), "energy")

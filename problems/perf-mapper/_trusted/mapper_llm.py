@@ -21,11 +21,12 @@ the weights fanning out to 4 x 3 PEs, a GLB fanning out to 4 x 4 clusters, DRAM)
   proof's) are enumerated whole with the closed form: ``proven`` true. Real spaces (10^6 to 10^11 valid
   mappings) are searched by the bundled mapper's local search (``_kit/llm_mapper.py``: best
   improvement over factor moves and loop swaps, from the all-at-DRAM point and seeded random ones,
-  then the best point kicked and climbed again): ``proven`` false, the best value that search finds;
-  :func:`search_energy_deep`, :func:`search_edp_deep` (the five-level Simba-like problems) keep the
-  best of ``DEEP_SEEDS`` such searches with different seeds (``DEEP_KICKS`` kicks each);
-  :func:`search_energy_exact`, :func:`search_edp_exact` (the four-level M1 problems) run the exact
-  search of a GEMM's space (``_kit/gemm_exact.py``, the bundled solution's): ``proven`` true;
+  then the best point kicked and climbed again): ``proven`` false, the best value that search finds
+  (the batched attention's; :func:`best_point` with ``DEEP_SEEDS`` such searches of ``DEEP_KICKS``
+  kicks serves M4's capped layers);
+  :func:`search_energy_exact`, :func:`search_edp_exact` (the GEMMs: the M1 problems and, since
+  0.9.1, M2's prefill) run the exact search of a GEMM's space (``_kit/gemm_exact.py``): ``proven``
+  true;
 * :func:`enumerate_space` -> every mapping of the space one by one (small instances only);
 * :func:`space_size` -> an estimate of the number of valid mappings (the README's figures);
 * :func:`gen_llm_mapping` -> the instance generator.
@@ -239,8 +240,8 @@ def enumerate_space(workload: Mapping[str, Any], architecture: Mapping[str, Any]
         yield prob.mapping(f, order)
 
 
-# the five-level problems' reference keeps the best of DEEP_SEEDS independent local searches, each
-# with DEEP_KICKS kicks (the bundled solution does the same within the CPU budget)
+# M4's capped five-level layers' reference keeps the best of DEEP_SEEDS independent local searches,
+# each with DEEP_KICKS kicks (their bundled solution does the same within the CPU budget)
 DEEP_SEEDS, DEEP_KICKS = 6, 60
 
 
@@ -276,17 +277,6 @@ def search_energy(workload: Mapping[str, Any], architecture: Mapping[str, Any], 
 def search_edp(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> dict[str, Any]:
     """The least energy-delay product found (exhaustive on small spaces: proven)."""
     return _search(workload, architecture, holds, "edp")
-
-
-def search_energy_deep(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> dict[str, Any]:
-    """The least energy found by the best of ``DEEP_SEEDS`` independent local searches of
-    ``DEEP_KICKS`` kicks each (the five-level problems; exhaustive on small spaces: proven)."""
-    return _search(workload, architecture, holds, "energy", DEEP_SEEDS, DEEP_KICKS)
-
-
-def search_edp_deep(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any) -> dict[str, Any]:
-    """The least energy-delay product found by the best of ``DEEP_SEEDS`` local searches."""
-    return _search(workload, architecture, holds, "edp", DEEP_SEEDS, DEEP_KICKS)
 
 
 def _search_exact(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
@@ -490,7 +480,6 @@ def _draw_llm(rng: np.random.Generator, layers: str, arch: str, small: bool) -> 
 
 
 REFERENCES = {"mapper_llm.search_energy": search_energy, "mapper_llm.search_edp": search_edp,
-              "mapper_llm.search_energy_deep": search_energy_deep, "mapper_llm.search_edp_deep": search_edp_deep,
               "mapper_llm.search_energy_exact": search_energy_exact, "mapper_llm.search_edp_exact": search_edp_exact}
 GENERATORS = {"mapper_llm.llm_mapping": gen_llm_mapping}
 EVALUATORS = {"mapper_llm.evaluate_energy": evaluate_energy, "mapper_llm.evaluate_edp": evaluate_edp}

@@ -64,6 +64,15 @@ def test_readme_baseline_scores_are_true(problem):
         assert _mean_score(problem, base.source) == pytest.approx(float(shown), abs=0.0005), base.name
 
 
+@pytest.mark.parametrize("problem", PACK.problems, ids=lambda p: p.id)
+def test_every_problem_bundles_the_wrong_on_purpose_variants_validate_needs(problem):
+    """``problems validate`` fails a problem with fewer than MIN_VARIANTS variants (each scored
+    below the solution there): cheap to check here for the whole pack."""
+    from grader.grading.validate import MIN_VARIANTS
+
+    assert len(problem.variants) >= MIN_VARIANTS, [v.name for v in problem.variants]
+
+
 # ------------------------------------------------------------------------------------------
 # pilots (README "Pilots")
 # ------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""perf-mapper's exact search of a GEMM's space (``_kit/gemm_exact.py``): the M1 problems'
-reference and bundled solution. It must equal the least value of the closed form over every
-point of the pack's space (enumerated one by one on small instances: four-level, three-level and
-bypassing hierarchies, odd bit widths and energies, with each mistake switch the variants use),
-reproduce its value through the closed form, and beat the local search where that one stops short."""
+"""perf-mapper's exact search of a GEMM's space (``_kit/gemm_exact.py``): the reference of the
+M1 problems and M2's prefill, and the four-level M1 problems' bundled solution. It must equal the
+least value of the closed form over every point of the pack's space (enumerated one by one on
+small instances: four-level, three-level, five-level Simba-like, TPU-v4i-like and bypassing
+hierarchies, odd bit widths and energies, with each mistake switch the variants use), reproduce
+its value through the closed form, and beat the local search where that one stops short."""
 
 from __future__ import annotations
 
@@ -43,22 +44,28 @@ def _three_level(llm, seed):
     return {"workload": _small(llm, seed)["workload"], "architecture": {**base, "levels": lv}, "holds": holds}
 
 
-def _odd(llm, seed):
-    """The four-level design with larger dims (to 8), bit widths that do not fill whole bytes and
-    random energies per byte: every rounding and every weight of the cost is exercised."""
-    rng = np.random.default_rng(5000 + seed)
-    inst = _small(llm, seed)
+def _oddly_sized(rng, inst, most):
+    """``inst`` with dims to 8 (their product 24 to ``most``), bit widths that do not fill whole
+    bytes and random energies per byte."""
     while True:
         dims = {d: int(rng.choice([1, 2, 3, 4, 6, 8])) for d in ("M", "N", "K")}
-        if 24 <= math.prod(dims.values()) <= 96:
+        if 24 <= math.prod(dims.values()) <= most:
             break
     inst["workload"]["dims"] = dims
     inst["workload"]["bits"] = {"I": int(rng.choice([4, 8, 16])), "W": int(rng.choice([4, 8])),
                                 "O": int(rng.choice([8, 12])), "psum": int(rng.choice([12, 24]))}
-    lv = inst["architecture"]["levels"]
-    for level in lv:
+    for level in inst["architecture"]["levels"]:
         level["read_pj_per_byte"] = float(rng.uniform(0.1, 10))
         level["write_pj_per_byte"] = float(rng.uniform(0.1, 10))
+    return inst
+
+
+def _odd(llm, seed):
+    """The four-level design with larger dims (to 8), bit widths that do not fill whole bytes and
+    random energies per byte: every rounding and every weight of the cost is exercised."""
+    rng = np.random.default_rng(5000 + seed)
+    inst = _oddly_sized(rng, _small(llm, seed), 96)
+    lv = inst["architecture"]["levels"]
     pb = -(-inst["workload"]["bits"]["psum"] // 8)
     lv[0]["capacity_bytes"] = {"I": int(rng.integers(2, 9)), "W": int(rng.integers(1, 9)), "O": pb * int(rng.integers(1, 6))}
     lv[1]["capacity_bytes"] = {"I": int(rng.integers(2, 17)), "O": pb * int(rng.integers(1, 10))}
@@ -105,20 +112,11 @@ def test_exact_on_three_level_and_bypassing_hierarchies(llm):
 
 
 def _larger(llm, seed, arch, layers):
-    """A small instance of ``arch`` with dims to 8 (products 24 to 64), bit widths that do not
-    fill whole bytes, random energies per byte and every capacity 1 to 8 times the small one's."""
+    """A small instance of ``arch``, oddly sized (dims to 8, their product at most 64), every
+    capacity 1 to 8 times the small one's."""
     rng = np.random.default_rng(9000 + seed)
-    inst = llm.gen_llm_mapping(np.random.default_rng(seed), layers=layers, arch=arch, small=True)
-    while True:
-        dims = {d: int(rng.choice([1, 2, 3, 4, 6, 8])) for d in ("M", "N", "K")}
-        if 24 <= math.prod(dims.values()) <= 64:
-            break
-    inst["workload"]["dims"] = dims
-    inst["workload"]["bits"] = {"I": int(rng.choice([4, 8, 16])), "W": int(rng.choice([4, 8])),
-                                "O": int(rng.choice([8, 12])), "psum": int(rng.choice([12, 24]))}
+    inst = _oddly_sized(rng, llm.gen_llm_mapping(np.random.default_rng(seed), layers=layers, arch=arch, small=True), 64)
     for level in inst["architecture"]["levels"]:
-        level["read_pj_per_byte"] = float(rng.uniform(0.1, 10))
-        level["write_pj_per_byte"] = float(rng.uniform(0.1, 10))
         cap = level["capacity_bytes"]
         if isinstance(cap, dict):
             level["capacity_bytes"] = {t: c * int(rng.integers(1, 9)) for t, c in cap.items()}
@@ -135,6 +133,7 @@ def test_exact_on_the_five_level_and_cmem_hierarchies(llm, arch, layers):
     for seed in range(20):
         _agree(llm, {}, _small(llm, seed, arch), "energy" if seed % 2 else "edp")
         _agree(llm, {}, _larger(llm, seed, arch, layers), "edp" if seed % 2 else "energy")
+
 
 def test_exact_with_odd_bit_widths_and_energies(llm):
     for seed in range(6):

@@ -117,7 +117,6 @@ def _bytes_only(architecture: Mapping[str, Any], level: int) -> dict[str, Any]:
                                       for i, lv in enumerate(architecture["levels"])])
 
 
-
 def _ports(architecture: Mapping[str, Any]) -> list[tuple[int, int, dict[str, Any]]]:
     """(level, bytes_per_cycle, the architecture counting that level's bytes) of each port."""
     return [(lv, int(x["bytes_per_cycle"]), _bytes_only(architecture, lv))
@@ -133,6 +132,7 @@ def _cycles(workload: Mapping[str, Any], ports: list[tuple[int, int, dict[str, A
         moved, _ = mapper._costs(workload, counting, s, r, g, D, og, od)
         cycles = np.maximum(cycles, np.ceil(moved / bw).astype(np.int64))
     return cycles
+
 
 def _pareto(cycles: np.ndarray, energy: np.ndarray) -> np.ndarray:
     """Indices of the points no other point beats in both (ties: one kept), by cycles ascending.
@@ -397,8 +397,8 @@ def within_cap_size(workload: Mapping[str, Any], architecture: Mapping[str, Any]
     factors are every split when they number at most ``samples``, else ``samples`` uniform draws
     (each weighing the splits over the draws); a point that fits every capacity weighs its distinct
     loop orders, all of them judged when they number at most ``orders``, else ``orders`` uniform
-    draws. So the count is exact on spaces that small (the proof's instances) and unbiased
-    otherwise."""
+    draws. So the count is exact when no stratum and no point exceeds those numbers (the tests
+    give the proof's small instances samples and orders to spare) and unbiased otherwise."""
     kit = mapper_llm._KIT
     prob = kit["Problem"](workload, architecture, holds, "energy", limit=limit)
     rng = np.random.default_rng(seed)
@@ -457,6 +457,7 @@ def within_cap_size(workload: Mapping[str, Any], architecture: Mapping[str, Any]
                          < kit["PENALTY"] for pick in picks)
                 within += weight * n * ok / len(picks)
     return valid, (valid if limit is None else within)
+
 
 def _deep_anchors(drawn: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The breakdowns of the least-energy and of the fastest mapping found (ANCHOR_SEEDS searches)."""

@@ -252,7 +252,6 @@ def test_the_sampled_count_within_the_cap_is_unbiased(problems, engine):
     """With fewer samples than a stratum's splits and fewer orders than a point's, the estimate
     averaged over seeds comes to the exact count (the real instances' figures are such estimates)."""
     problem = problems["cap-energy-under-latency"]
-    args = None
     for i in range(40):  # a small instance whose strata are sampled
         kw = plain(problem.generator_fn(np.random.default_rng([7071, i]), **{**problem.data.generator.options, "small": True}), "t")
         args = [kw[p.name] for p in problem.data.signature.params]
@@ -264,6 +263,7 @@ def test_the_sampled_count_within_the_cap_is_unbiased(problems, engine):
     runs = np.array([engine.within_cap_size(*args[:3], ("cycles", args[3]), samples=4, orders=2, seed=s) for s in range(200)])
     error = runs.std(axis=0, ddof=1) / math.sqrt(len(runs))  # the standard error of the mean
     assert np.all(np.abs(runs.mean(axis=0) - exact) <= 4 * error) and np.all(error < 0.1 * np.asarray(exact))
+
 
 @pytest.mark.parametrize("pid", IDS)
 def test_the_brute_force_proof_passes(problems, pid):

@@ -110,7 +110,6 @@ def test_exact_on_three_level_and_bypassing_hierarchies(llm):
         _agree(llm, {}, _small(llm, seed, "nvdla-like"), "edp")
 
 
-
 def _larger(llm, seed, arch, layers):
     """A small instance of ``arch``, oddly sized (dims to 8, their product at most 64), every
     capacity 1 to 8 times the small one's."""

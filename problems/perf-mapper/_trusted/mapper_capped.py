@@ -403,16 +403,12 @@ def within_cap_size(workload: Mapping[str, Any], architecture: Mapping[str, Any]
     prob = kit["Problem"](workload, architecture, holds, "energy", limit=limit)
     rng = np.random.default_rng(seed)
     k = len(prob.slots)
-    big = [d for d in prob.dims if prob.size[d] > 1]
-    first = (big or prob.dims)[0]
+    first = ([d for d in prob.dims if prob.size[d] > 1] or prob.dims)[0]
     fixed = mapper_llm.fixed_slots(prob)
-    axes = sorted(prob.cap)
     valid = within = 0.0
-    for owners in itertools.product(big or [first], repeat=len(axes)):
-        if any(d != first and (d, i) in fixed for d, i in zip(owners, axes)):
+    for owner, allowed in mapper_llm.strata(prob, fixed):
+        if any(d != first and (d, i) in fixed for i, d in owner.items()):
             continue  # the axis stays unused: the first dimension's stratum
-        allowed = {d: [i for i in range(k) if (d, i) not in fixed
-                       and (i not in prob.cap or owners[axes.index(i)] == d)] for d in prob.dims}
         spatial = {d: [i for i in allowed[d] if i in prob.cap] for d in prob.dims}
         temporal = {d: [i for i in allowed[d] if i not in prob.cap] for d in prob.dims}
         choices = []

@@ -182,6 +182,18 @@ def fixed_slots(prob: Any) -> set[tuple[str, int]]:
     return fixed
 
 
+def strata(prob: Any, fixed: set[tuple[str, int]]) -> Iterator[tuple[dict[int, str], dict[str, list[int]]]]:
+    """The strata of the space's estimates: for each choice of the dimension (above 1) that may
+    use each array axis (``owner``: axis slot -> dimension), the slots each dimension may take
+    (``allowed``: an axis only to its owner, the ``fixed`` pairs left out)."""
+    big = [d for d in prob.dims if prob.size[d] > 1]
+    axes = sorted(prob.cap)
+    for who in itertools.product(big or [prob.dims[0]], repeat=len(axes)):
+        owner = dict(zip(axes, who))
+        yield owner, {d: [i for i in range(len(prob.slots)) if (d, i) not in fixed and owner.get(i, d) == d]
+                      for d in prob.dims}
+
+
 def space_size(workload: Mapping[str, Any], architecture: Mapping[str, Any], holds: Any,
                samples: int = 400, seed: int = 0) -> float:
     """An unbiased estimate of the number of VALID mappings of the space (the README's figures).
@@ -194,13 +206,9 @@ def space_size(workload: Mapping[str, Any], architecture: Mapping[str, Any], hol
     prob = _KIT["Problem"](workload, architecture, holds, "energy")
     rng = np.random.default_rng(seed)
     k = len(prob.slots)
-    big = [d for d in prob.dims if prob.size[d] > 1]
-    fixed = fixed_slots(prob)
-    axes = sorted(prob.cap)
+    first = ([d for d in prob.dims if prob.size[d] > 1] or prob.dims)[0]
     total = 0.0
-    for owners in itertools.product(big or [prob.dims[0]], repeat=len(axes)):
-        allowed = {d: [i for i in range(k) if (d, i) not in fixed
-                       and (i not in prob.cap or owners[axes.index(i)] == d)] for d in prob.dims}
+    for owner, allowed in strata(prob, fixed_slots(prob)):
         if any(not allowed[d] and prob.size[d] > 1 for d in prob.dims):
             continue
         count = math.prod(_count_splits(prob.size[d], len(allowed[d])) if allowed[d] else 1 for d in prob.dims)
@@ -211,7 +219,7 @@ def space_size(workload: Mapping[str, Any], architecture: Mapping[str, Any], hol
                 if allowed[d]:
                     for i, x in zip(allowed[d], _uniform_split(rng, prob.size[d], len(allowed[d]))):
                         f[d][i] = x
-            if any(owners[j] != (big or prob.dims)[0] and f[owners[j]][i] == 1 for j, i in enumerate(axes)):
+            if any(d != first and f[d][i] == 1 for i, d in owner.items()):
                 continue  # an unused axis: counted in the first dimension's stratum
             order = [list(prob.dims) for _ in range(prob.depth)]
             if all(prob.spatial_ok(f, i) for i in prob.cap) and math.isfinite(prob.cost(f, order)[0]):
